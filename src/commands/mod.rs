@@ -1,0 +1,3 @@
+//! One module per subcommand; each takes its props and returns how it ended.
+
+pub mod run;

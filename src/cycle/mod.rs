@@ -1,0 +1,126 @@
+//! The method's loop for one route: a settled baseline, then per cycle
+//! "send a fixed load, read memory, settle a full collection, read again".
+//! Results are written into the caller's `RouteResult` as they are taken,
+//! so a run that fails or is interrupted keeps every reading so far.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::load::{LoadError, LoadPlan, LoadProgress, LoadRun, RequestSpec};
+use crate::model::{CycleResult, RouteResult};
+use crate::probe::{Probe, ProbeError};
+
+/// How often the progress display is refreshed during a cycle.
+const PROGRESS_TICK: Duration = Duration::from_millis(100);
+
+#[derive(Debug, thiserror::Error)]
+pub enum CycleError {
+    #[error("reading memory failed: {0}")]
+    Probe(#[from] ProbeError),
+    #[error("the load could not run: {0}")]
+    Load(#[from] LoadError),
+}
+
+/// What a route's series needs besides the route itself.
+#[derive(Debug, Clone)]
+pub struct CyclePlan {
+    pub cycles: u32,
+    /// The load of one cycle; its `requests` are replaced by the route's.
+    pub load: LoadPlan,
+    /// The request sent for every route (method, headers, body); its path
+    /// is the route's.
+    pub request: RequestSpec,
+}
+
+/// Hears what the runner is doing, to show progress. Kept apart from any
+/// terminal library so the runner can be driven by tests and other front ends.
+pub trait CycleObserver {
+    fn phase(&self, route: &str, message: &str);
+    fn load_started(&self, route: &str, cycle: u32, cycles: u32, total: Option<u64>);
+    fn load_progress(&self, completed: u64, errors: u64);
+    fn cycle_done(&self, route: &str, result: &CycleResult);
+}
+
+/// Stops a load run when the future driving it is dropped (Ctrl-C), so the
+/// generator thread does not keep sending at a target being stopped.
+struct StopOnDrop(Arc<LoadProgress>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// Runs the baseline and every cycle of one route into `into`.
+pub async fn run_route(
+    probe: &mut dyn Probe,
+    plan: &CyclePlan,
+    into: &mut RouteResult,
+    observer: &dyn CycleObserver,
+) -> Result<(), CycleError> {
+    let route = into.route.clone();
+    observer.phase(&route, "baseline: forcing a full collection");
+    into.baseline = Some(probe.settled_sample().await?);
+    let mut load = plan.load.clone();
+    let mut request = plan.request.clone();
+    request.path = route.clone();
+    load.requests = vec![request];
+    let total = match load.stop {
+        crate::load::Stop::Requests(n) => Some(n),
+        crate::load::Stop::Duration(_) => None,
+    };
+    for cycle in 1..=plan.cycles {
+        observer.load_started(&route, cycle, plan.cycles, total);
+        let report = drive_load(load.clone(), observer).await?;
+        let after_load = probe.sample().await?;
+        observer.phase(&route, "forcing a full collection");
+        let after_gc = probe.settled_sample().await?;
+        let result = CycleResult {
+            cycle,
+            requests: report.requests,
+            responses: report.responses,
+            errors: report.errors,
+            non_2xx: report.non_2xx,
+            duration_s: report.duration_s,
+            after_load,
+            after_gc,
+            load: report,
+        };
+        observer.cycle_done(&route, &result);
+        into.cycles.push(result);
+        refresh_verdict(into);
+    }
+    Ok(())
+}
+
+/// Recomputes the route's verdict from the readings it has: called after
+/// every cycle, so a run cut short still carries a verdict for what it saw.
+pub fn refresh_verdict(route: &mut RouteResult) {
+    let Some(baseline) = &route.baseline else {
+        return;
+    };
+    if let Some((verdict, retained)) = crate::verdict::judge(baseline, &route.cycles) {
+        route.verdict = Some(verdict);
+        route.retained_bytes_per_request = Some(retained);
+    }
+}
+
+async fn drive_load(
+    plan: LoadPlan,
+    observer: &dyn CycleObserver,
+) -> Result<crate::load::LoadReport, LoadError> {
+    let run = LoadRun::start(plan);
+    let progress = run.progress.clone();
+    let _stop = StopOnDrop(progress.clone());
+    let mut finished = std::pin::pin!(run.finish());
+    let mut tick = tokio::time::interval(PROGRESS_TICK);
+    loop {
+        tokio::select! {
+            report = &mut finished => {
+                observer.load_progress(progress.completed(), progress.errors());
+                return report;
+            }
+            _ = tick.tick() => observer.load_progress(progress.completed(), progress.errors()),
+        }
+    }
+}

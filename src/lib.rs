@@ -1,0 +1,59 @@
+//! leakcheck: finds memory a Node.js server keeps under load. See DESIGN
+//! notes in README.md; `run` is the entry point the binary calls.
+
+pub mod cli;
+pub mod commands;
+pub mod cycle;
+pub mod inspector;
+pub mod load;
+pub mod model;
+pub mod net;
+pub mod probe;
+pub mod report;
+pub mod target;
+pub mod units;
+pub mod verdict;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+use commands::run::RunEnd;
+
+/// Exit code: no retention found.
+pub const EXIT_CLEAN: u8 = 0;
+/// Exit code: retention found.
+pub const EXIT_LEAK: u8 = 1;
+/// Exit code: an error stopped the check.
+pub const EXIT_ERROR: u8 = 2;
+
+/// Parses the command line, runs the subcommand, and maps its end to an exit code.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Run(args) => commands::run::run(args.into_props()?).await,
+        }
+    });
+    match outcome {
+        Ok(RunEnd::Clean) => ExitCode::from(EXIT_CLEAN),
+        Ok(RunEnd::Leak) => ExitCode::from(EXIT_LEAK),
+        Ok(RunEnd::Failed) => ExitCode::from(EXIT_ERROR),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}

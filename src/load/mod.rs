@@ -1,0 +1,21 @@
+//! The HTTP/1.1 load generator: exact request counts or durations over
+//! keep-alive connections, an optional constant arrival rate, latencies in an
+//! HDR histogram, and every error and non-2xx response counted.
+//!
+//! `LoadPlan` says what to send; `LoadRun::start` sends it on its own thread
+//! and `LoadRun::finish` returns the `LoadReport`.
+
+mod connection;
+mod engine;
+mod plan;
+mod response;
+mod stats;
+
+pub use engine::{LoadError, LoadProgress, LoadRun};
+pub use plan::{LoadPlan, RequestSpec, Stop};
+pub use stats::{ErrorKind, LatencySummary, LoadReport, StatusCounts};
+
+/// Runs a plan to the end without progress reporting.
+pub async fn run(plan: LoadPlan) -> Result<LoadReport, LoadError> {
+    LoadRun::start(plan).finish().await
+}

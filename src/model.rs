@@ -1,0 +1,104 @@
+//! The result of a run: one serialisable model that the cycle runner fills,
+//! the verdict reads, and every report format renders. Its JSON form is
+//! versioned by `schema_version`; bytes are integers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::load::LoadReport;
+use crate::probe::Sample;
+use crate::verdict::Verdict;
+
+/// Bumped when a field changes meaning or disappears (not when one is added).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub leakcheck_version: String,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_at_unix_s: u64,
+    pub target: TargetInfo,
+    pub settings: Settings,
+    pub routes: Vec<RouteResult>,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The command leakcheck launched; empty when it attached.
+    pub command: Vec<String>,
+    pub pid: Option<u32>,
+    /// How memory was read: `inspector`, `endpoints` or `proc`.
+    pub probe: String,
+    pub node_version: Option<String>,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub cycles: u32,
+    pub requests_per_cycle: u64,
+    pub connections: usize,
+    pub routes: Vec<String>,
+    pub method: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouteResult {
+    pub route: String,
+    /// Settled after-GC reading before the first cycle.
+    pub baseline: Option<Sample>,
+    pub cycles: Vec<CycleResult>,
+    /// Slopes of the after-GC series, bytes per request (absent with fewer
+    /// than two readings).
+    pub retained_bytes_per_request: Option<RetainedPerRequest>,
+    pub verdict: Option<Verdict>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleResult {
+    /// 1-based.
+    pub cycle: u32,
+    /// Requests that ended (responses and errors).
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    pub non_2xx: u64,
+    pub duration_s: f64,
+    pub after_load: Sample,
+    pub after_gc: Sample,
+    pub load: LoadReport,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RetainedPerRequest {
+    pub heap_used: f64,
+    pub external: f64,
+    pub array_buffers: f64,
+    pub rss: f64,
+}
+
+/// How the run ended. A run that failed or was interrupted still carries
+/// every reading taken before.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// `complete`, `interrupted` or `failed`.
+    pub status: String,
+    pub error: Option<String>,
+    /// The target's last output lines, kept when something went wrong.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_output: Vec<String>,
+    /// How the target was stopped, when leakcheck launched it.
+    pub target_stopped: Option<String>,
+    /// Whether the URL's port was free again after the target stopped.
+    pub port_freed: Option<bool>,
+}
+
+impl RunResult {
+    /// True when a route's verdict says memory is retained.
+    pub fn any_leak(&self) -> bool {
+        self.routes
+            .iter()
+            .any(|r| r.verdict.as_ref().is_some_and(|v| v.leak))
+    }
+}

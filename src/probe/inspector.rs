@@ -1,0 +1,116 @@
+//! The probe that needs nothing from the app: the Node inspector forces
+//! collections (`HeapProfiler.collectGarbage`, no `--expose-gc` needed) and
+//! evaluates `process.memoryUsage()` in the target.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{Probe, ProbeError, Sample};
+use crate::inspector::Inspector;
+
+/// A counter: a JavaScript expression read at every sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counter {
+    pub name: String,
+    pub expression: String,
+}
+
+pub struct InspectorProbe {
+    pub inspector: Inspector,
+    counters: Vec<Counter>,
+    sample_expression: String,
+}
+
+impl InspectorProbe {
+    pub fn new(inspector: Inspector, counters: Vec<Counter>) -> InspectorProbe {
+        let sample_expression = build_expression(&counters);
+        InspectorProbe {
+            inspector,
+            counters,
+            sample_expression,
+        }
+    }
+
+    /// `process.version` of the target, e.g. `v20.20.2`.
+    pub async fn node_version(&self) -> Result<String, ProbeError> {
+        let value = self.inspector.evaluate("process.version").await?;
+        Ok(value.as_str().unwrap_or("unknown").to_string())
+    }
+}
+
+/// One expression for the whole sample, so a reading is one round trip.
+/// Each counter is evaluated on its own so one failing counter does not
+/// lose the memory figures.
+fn build_expression(counters: &[Counter]) -> String {
+    let mut body = String::from("const m = process.memoryUsage(); const c = [];");
+    for counter in counters {
+        body.push_str(&format!(
+            "try {{ const v = Number(({})); c.push(Number.isFinite(v) ? v : null); }} catch (e) {{ c.push(null); }}",
+            counter.expression
+        ));
+    }
+    body.push_str("return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c];");
+    format!("(() => {{ {body} }})()")
+}
+
+#[async_trait]
+impl Probe for InspectorProbe {
+    fn kind(&self) -> &'static str {
+        "inspector"
+    }
+
+    async fn collect_garbage(&mut self) -> Result<(), ProbeError> {
+        self.inspector
+            .call("HeapProfiler.collectGarbage", json!({}))
+            .await?;
+        Ok(())
+    }
+
+    async fn sample(&mut self) -> Result<Sample, ProbeError> {
+        let value = self.inspector.evaluate(&self.sample_expression).await?;
+        let malformed = || ProbeError::Malformed(value.to_string());
+        let parts = value.as_array().ok_or_else(malformed)?;
+        let figure = |i: usize| {
+            parts
+                .get(i)
+                .and_then(Value::as_f64)
+                .map(|v| v as u64)
+                .ok_or_else(malformed)
+        };
+        let counter_values = parts
+            .get(5)
+            .and_then(Value::as_array)
+            .ok_or_else(malformed)?;
+        let counters = self
+            .counters
+            .iter()
+            .zip(counter_values)
+            .map(|(counter, value)| (counter.name.clone(), value.as_f64()))
+            .collect();
+        Ok(Sample {
+            rss: figure(0)?,
+            heap_total: figure(1)?,
+            heap_used: figure(2)?,
+            external: figure(3)?,
+            array_buffers: figure(4)?,
+            counters,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expression_reads_memory_and_guards_each_counter() {
+        let counters = vec![Counter {
+            name: "sessions".into(),
+            expression: "globalThis.s.size".into(),
+        }];
+        let text = build_expression(&counters);
+        assert!(text.starts_with("(() => {"));
+        assert!(text.contains("process.memoryUsage()"));
+        assert!(text.contains("try { const v = Number((globalThis.s.size))"));
+    }
+}

@@ -1,0 +1,97 @@
+//! Progress on stderr: a bar per load cycle on a terminal, one plain line
+//! per step otherwise (CI logs), never on stdout.
+
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cycle::CycleObserver;
+use crate::model::CycleResult;
+use crate::units::mb_cell;
+
+pub struct Progress {
+    bar: Mutex<Option<ProgressBar>>,
+    interactive: bool,
+    quiet: bool,
+}
+
+impl Progress {
+    pub fn new(quiet: bool) -> Progress {
+        Progress {
+            bar: Mutex::new(None),
+            interactive: std::io::stderr().is_terminal(),
+            quiet,
+        }
+    }
+
+    /// A line of its own on stderr, above any bar.
+    pub fn say(&self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        match self.bar.lock().expect("progress lock").as_ref() {
+            Some(bar) => bar.println(message),
+            None => eprintln!("{message}"),
+        }
+    }
+
+    fn finish_bar(&self) {
+        if let Some(bar) = self.bar.lock().expect("progress lock").take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl CycleObserver for Progress {
+    fn phase(&self, route: &str, message: &str) {
+        if !self.quiet && !self.interactive {
+            eprintln!("{route}: {message}");
+        }
+    }
+
+    fn load_started(&self, route: &str, cycle: u32, cycles: u32, total: Option<u64>) {
+        if self.quiet {
+            return;
+        }
+        if !self.interactive {
+            eprintln!("{route}: cycle {cycle}/{cycles}: sending load");
+            return;
+        }
+        let bar = match total {
+            Some(n) => ProgressBar::new(n),
+            None => ProgressBar::new_spinner(),
+        };
+        let style = ProgressStyle::with_template(
+            "{prefix:>16} [{bar:30}] {pos}/{len} requests {per_sec} {msg}",
+        )
+        .expect("constant template")
+        .progress_chars("=> ");
+        bar.set_style(style);
+        bar.set_prefix(format!("{route} {cycle}/{cycles}"));
+        *self.bar.lock().expect("progress lock") = Some(bar);
+    }
+
+    fn load_progress(&self, completed: u64, errors: u64) {
+        if let Some(bar) = self.bar.lock().expect("progress lock").as_ref() {
+            bar.set_position(completed);
+            if errors > 0 {
+                bar.set_message(format!("{errors} errors"));
+            }
+        }
+    }
+
+    fn cycle_done(&self, route: &str, result: &CycleResult) {
+        self.finish_bar();
+        self.say(&format!(
+            "{route}: cycle {} done: {} requests ({} errors, {} non-2xx) in {:.2} s; after GC heapUsed {} MB, rss {} MB",
+            result.cycle,
+            result.requests,
+            result.errors,
+            result.non_2xx,
+            result.duration_s,
+            mb_cell(result.after_gc.heap_used),
+            mb_cell(result.after_gc.rss)
+        ));
+    }
+}

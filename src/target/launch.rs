@@ -1,0 +1,354 @@
+//! Starting the target with its inspector on loopback, waiting until it
+//! serves, and stopping it by its PID (SIGTERM, then SIGKILL after a grace
+//! period) whatever happened in between.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+
+use super::port;
+
+/// The inspector flag leakcheck adds: loopback only, a port the kernel picks.
+/// The inspector runs arbitrary code for whoever connects, so never 0.0.0.0.
+pub const INSPECT_FLAG: &str = "--inspect=127.0.0.1:0";
+/// Lines of the target's output kept to explain a failure.
+const TAIL_LINES: usize = 40;
+/// How often readiness is polled: short, since the whole check's overhead
+/// budget is half a second.
+const READY_POLL: Duration = Duration::from_millis(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("cannot start `{command}`: {reason}")]
+    Spawn { command: String, reason: String },
+    #[error("the target `{command}` exited with {status} before listening on {addr}{tail}")]
+    ExitedEarly {
+        command: String,
+        status: String,
+        addr: SocketAddr,
+        tail: String,
+    },
+    #[error(
+        "the target did not accept connections on {addr} within {seconds} s; check the URL's port \
+         matches the one the server listens on, or raise --ready-timeout{tail}"
+    )]
+    NotReady {
+        addr: SocketAddr,
+        seconds: u64,
+        tail: String,
+    },
+    #[error(
+        "the target's inspector did not announce itself within {seconds} s; is it a Node.js \
+         process? (for another runtime use --proc){tail}"
+    )]
+    NoInspector { seconds: u64, tail: String },
+}
+
+/// How to start and stop the target.
+#[derive(Debug, Clone)]
+pub struct LaunchSpec {
+    pub command: Vec<String>,
+    /// How long SIGTERM has before SIGKILL.
+    pub grace: Duration,
+}
+
+/// How the target ended when leakcheck stopped it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stopped {
+    /// It had already exited on its own.
+    AlreadyExited(String),
+    Terminated(String),
+    /// It ignored SIGTERM for the whole grace period.
+    Killed,
+}
+
+pub struct Target {
+    child: Child,
+    pub pid: u32,
+    pub command: Vec<String>,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    inspector_urls: watch::Receiver<Vec<String>>,
+    grace: Duration,
+    stopped: bool,
+}
+
+/// True when the command starts Node directly, so the flag can go on its
+/// command line; other launchers (npm, npx, a shell script) get NODE_OPTIONS.
+fn runs_node_directly(program: &str) -> bool {
+    let name = std::path::Path::new(program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    name == "node" || name == "nodejs" || name.starts_with("node-") || name.starts_with("node2")
+}
+
+impl Target {
+    pub fn launch(spec: &LaunchSpec) -> Result<Target, TargetError> {
+        let shown = spec.command.join(" ");
+        let spawn_error = |reason: String| TargetError::Spawn {
+            command: shown.clone(),
+            reason,
+        };
+        let (program, args) = spec
+            .command
+            .split_first()
+            .ok_or_else(|| spawn_error("empty command".into()))?;
+        let mut command = Command::new(program);
+        if runs_node_directly(program) {
+            command.arg(INSPECT_FLAG);
+        } else {
+            let existing = std::env::var("NODE_OPTIONS").unwrap_or_default();
+            command.env("NODE_OPTIONS", format!("{existing} {INSPECT_FLAG}").trim());
+        }
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        // Its own process group, so that stopping it also stops what it
+        // started (npm start → sh → node).
+        command.process_group(0);
+        // SAFETY: prctl is async-signal-safe and touches only the child. If
+        // leakcheck itself is killed, the kernel kills the target too, so no
+        // orphan node outlives a crashed or SIGKILLed run.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        let pid = child
+            .id()
+            .ok_or_else(|| spawn_error("it exited at once".into()))?;
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        let (url_sink, inspector_urls) = watch::channel(Vec::new());
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(collect_output(stderr, tail.clone(), Some(url_sink)));
+        }
+        if let Some(stdout) = child.stdout.take() {
+            tokio::spawn(collect_output(stdout, tail.clone(), None));
+        }
+        Ok(Target {
+            child,
+            pid,
+            command: spec.command.clone(),
+            tail,
+            inspector_urls,
+            grace: spec.grace,
+            stopped: false,
+        })
+    }
+
+    /// The last lines the target printed, formatted for an error message.
+    pub fn tail_text(&self) -> String {
+        let tail = self.tail.lock().expect("tail lock");
+        if tail.is_empty() {
+            return String::new();
+        }
+        let lines: Vec<String> = tail
+            .iter()
+            .rev()
+            .take(10)
+            .rev()
+            .map(|l| format!("  | {l}"))
+            .collect();
+        format!("\nlast output of the target:\n{}", lines.join("\n"))
+    }
+
+    pub fn tail_lines(&self) -> Vec<String> {
+        self.tail
+            .lock()
+            .expect("tail lock")
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// The exit status if the target has exited.
+    pub fn exit_status(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Waits until `addr` accepts connections, failing early if the target exits.
+    pub async fn wait_ready(
+        &mut self,
+        addr: SocketAddr,
+        limit: Duration,
+    ) -> Result<(), TargetError> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.exit_status() {
+                // Give the output readers a moment to drain the last lines.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Err(TargetError::ExitedEarly {
+                    command: self.command.join(" "),
+                    status: describe_status(status),
+                    addr,
+                    tail: self.tail_text(),
+                });
+            }
+            if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                return Ok(());
+            }
+            if started.elapsed() > limit {
+                return Err(TargetError::NotReady {
+                    addr,
+                    seconds: limit.as_secs(),
+                    tail: self.tail_text(),
+                });
+            }
+            tokio::time::sleep(READY_POLL).await;
+        }
+    }
+
+    /// The WebSocket URL of the inspector of the process that serves `addr`.
+    /// With NODE_OPTIONS several Node processes announce one (npm itself is
+    /// Node), so the one listening on the app's port is chosen.
+    pub async fn inspector_url(
+        &mut self,
+        addr: SocketAddr,
+        limit: Duration,
+    ) -> Result<String, TargetError> {
+        let started = Instant::now();
+        loop {
+            let urls = self.inspector_urls.borrow().clone();
+            if let Some(url) = pick_inspector(&urls, addr.port()) {
+                return Ok(url);
+            }
+            if started.elapsed() > limit || self.exit_status().is_some() {
+                return Err(TargetError::NoInspector {
+                    seconds: limit.as_secs(),
+                    tail: self.tail_text(),
+                });
+            }
+            let _ = tokio::time::timeout(READY_POLL * 5, self.inspector_urls.changed()).await;
+        }
+    }
+
+    /// Stops the target's process group: SIGTERM, then SIGKILL after the
+    /// grace period. Safe to call twice.
+    pub async fn stop(&mut self) -> Stopped {
+        if let Some(status) = self.exit_status() {
+            self.stopped = true;
+            // Whatever it started may still run.
+            signal_group(self.pid, libc::SIGKILL);
+            return Stopped::AlreadyExited(describe_status(status));
+        }
+        signal_group(self.pid, libc::SIGTERM);
+        let outcome = match tokio::time::timeout(self.grace, self.child.wait()).await {
+            Ok(Ok(status)) => Stopped::Terminated(describe_status(status)),
+            _ => {
+                signal_group(self.pid, libc::SIGKILL);
+                let _ = self.child.wait().await;
+                Stopped::Killed
+            }
+        };
+        // Children that outlived their parent in the group.
+        signal_group(self.pid, libc::SIGKILL);
+        self.stopped = true;
+        outcome
+    }
+}
+
+impl Drop for Target {
+    /// Last resort when a run unwinds without calling `stop`.
+    fn drop(&mut self) {
+        if !self.stopped {
+            signal_group(self.pid, libc::SIGKILL);
+        }
+    }
+}
+
+fn signal_group(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals the group we created.
+    unsafe {
+        libc::kill(-(pid as libc::pid_t), signal);
+    }
+}
+
+pub fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        _ => "an unknown status".to_string(),
+    }
+}
+
+fn pick_inspector(urls: &[String], app_port: u16) -> Option<String> {
+    match urls {
+        [] => None,
+        [only] => Some(only.clone()),
+        many => {
+            let serving: Vec<u32> = port::holders_of(app_port).iter().map(|h| h.pid).collect();
+            many.iter()
+                .find(|url| {
+                    inspector_port(url).is_some_and(|p| {
+                        port::holders_of(p).iter().any(|h| serving.contains(&h.pid))
+                    })
+                })
+                .cloned()
+        }
+    }
+}
+
+fn inspector_port(url: &str) -> Option<u16> {
+    url.strip_prefix("ws://")?
+        .split('/')
+        .next()?
+        .rsplit(':')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Keeps the last lines of one output stream and spots inspector announcements.
+async fn collect_output<R: AsyncRead + Unpin>(
+    stream: R,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    urls: Option<watch::Sender<Vec<String>>>,
+) {
+    let mut lines = BufReader::new(stream).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(url) = line.strip_prefix("Debugger listening on ") {
+            if let Some(sink) = &urls {
+                sink.send_modify(|all| all.push(url.trim().to_string()));
+            }
+            continue;
+        }
+        if line.starts_with("For help, see: https://nodejs.org") || line == "Debugger attached." {
+            continue;
+        }
+        let mut tail = tail.lock().expect("tail lock");
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_node_launchers() {
+        assert!(runs_node_directly("node"));
+        assert!(runs_node_directly("/usr/local/bin/node"));
+        assert!(!runs_node_directly("npm"));
+        assert!(!runs_node_directly("./start.sh"));
+    }
+
+    #[test]
+    fn reads_inspector_ports() {
+        assert_eq!(inspector_port("ws://127.0.0.1:34567/0f2c-11"), Some(34567));
+        assert_eq!(inspector_port("http://x"), None);
+    }
+}

@@ -1,0 +1,125 @@
+//! Units as people read them and as flags accept them. Megabytes are 2^20
+//! bytes, as in the seed's readings (`process.memoryUsage()` / 1048576).
+
+pub const KB: f64 = 1024.0;
+pub const MB: f64 = 1024.0 * 1024.0;
+
+/// `16.3 MB`: one decimal, as the seed prints its readings.
+pub fn mb(bytes: f64) -> String {
+    format!("{:.1} MB", bytes / MB)
+}
+
+/// A figure in MB without the unit, for table cells.
+pub fn mb_cell(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / MB)
+}
+
+/// A signed per-request figure: `0.43 KB`, `52 B`, `64.0 KB`, `-3 B`.
+pub fn per_request(bytes: f64) -> String {
+    let magnitude = bytes.abs();
+    if magnitude >= MB {
+        format!("{:.2} MB", bytes / MB)
+    } else if magnitude >= 10.0 * KB {
+        format!("{:.1} KB", bytes / KB)
+    } else if magnitude >= KB / 10.0 {
+        format!("{:.2} KB", bytes / KB)
+    } else {
+        format!("{bytes:.0} B")
+    }
+}
+
+/// Parses `20000`, `20k`, `2M` request counts.
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase().replace('_', "");
+    let (digits, factor) = match t.chars().last() {
+        Some('k') => (&t[..t.len() - 1], 1_000.0),
+        Some('m') => (&t[..t.len() - 1], 1_000_000.0),
+        _ => (t.as_str(), 1.0),
+    };
+    let value: f64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a count (e.g. 20000 or 20k)"))?;
+    if value < 0.0 || !value.is_finite() {
+        return Err(format!("{text:?} is not a count (e.g. 20000 or 20k)"));
+    }
+    Ok((value * factor).round() as u64)
+}
+
+/// Parses a byte size: `512`, `0.1KB`, `64 KB`, `1.5MB`, `2GB` (binary units).
+pub fn parse_bytes(text: &str) -> Result<f64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let factor = match unit.trim() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => KB,
+        "m" | "mb" | "mib" => MB,
+        "g" | "gb" | "gib" => MB * 1024.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?}: use B, KB, MB or GB"
+            ));
+        }
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 0.1KB)"))?;
+    if value < 0.0 || !value.is_finite() {
+        return Err(format!("{text:?} is not a size (e.g. 0.1KB)"));
+    }
+    Ok(value * factor)
+}
+
+/// Parses a duration: `10s`, `500ms`, `2m`, `1h`, or plain seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (e.g. 10s)"))?;
+    let seconds = match unit {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?} in {text:?}: use ms, s, m or h"
+            ));
+        }
+    };
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return Err(format!("{text:?} is not a duration (e.g. 10s)"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_like_the_seed() {
+        assert_eq!(mb(16.3 * MB), "16.3 MB");
+        assert_eq!(mb_cell(7_759_462), "7.4");
+        assert_eq!(per_request(443.0), "0.43 KB");
+        assert_eq!(per_request(65536.0), "64.0 KB");
+        assert_eq!(per_request(50.0), "50 B");
+    }
+
+    #[test]
+    fn parses_flags() {
+        assert_eq!(parse_count("20k").unwrap(), 20_000);
+        assert_eq!(parse_count("2M").unwrap(), 2_000_000);
+        assert!(parse_count("lots").is_err());
+        assert_eq!(parse_bytes("0.1KB").unwrap(), 102.4);
+        assert_eq!(parse_bytes("64 KB").unwrap(), 65536.0);
+        assert!(parse_bytes("3 parsecs").is_err());
+        assert_eq!(parse_duration("500ms").unwrap().as_millis(), 500);
+        assert_eq!(parse_duration("2m").unwrap().as_secs(), 120);
+        assert!(parse_duration("-1s").is_err());
+    }
+}

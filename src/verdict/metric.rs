@@ -1,0 +1,210 @@
+//! One metric's after-GC series, judged on its own: its slope per request,
+//! the spread of its per-cycle increments, and whether it grows, has grown
+//! and stopped, or cannot be told from noise.
+//!
+//! Rules, each tied to the seed's reading table:
+//! - Warm-up: with three or more cycles, the baseline → cycle 1 step is left
+//!   out of the fit. JIT code, lazy initialisation and pools grow once, on
+//!   the first load; the seed's `/churn` heap goes 6.6 → 7.3 and then holds.
+//! - Retention: the fitted growth per cycle exceeds `RETENTION_SIGMAS` noise
+//!   and every increment inside the fit is positive beyond noise ("rises by
+//!   a similar amount each cycle").
+//! - Converging: growth inside the fit that shrinks every cycle to under
+//!   half its first step is a working set filling (a bounded cache), not a
+//!   leak.
+//! - Noise is the larger of the metric's floor (repeatability measured on
+//!   routes that keep nothing) and the residual scatter of the fit.
+
+use serde::{Deserialize, Serialize};
+
+use super::fit::{increments, least_squares};
+use crate::units::MB;
+
+/// How many noise deviations a cycle's growth must exceed to count. Three
+/// keeps false alarms rare on three cycles (see BENCHMARKS.md, sensitivity).
+pub const RETENTION_SIGMAS: f64 = 3.0;
+/// A later step under this fraction of the first one is "levelling off".
+const CONVERGING_RATIO: f64 = 0.5;
+
+/// Repeatability of one after-GC reading on a route that keeps nothing.
+/// heapUsed: about 0.1 MB here (the seed's 7.3 / 7.4 / 7.4). external and
+/// arrayBuffers move only with buffers. rss moves with the allocator's
+/// page cache, so it needs a wider floor.
+pub fn noise_floor(metric: &str) -> f64 {
+    match metric {
+        "heapUsed" => 0.1 * MB,
+        "external" | "arrayBuffers" => 0.05 * MB,
+        "rss" => 1.0 * MB,
+        _ => 0.0,
+    }
+}
+
+/// What one metric's series shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trend {
+    /// Flat within noise.
+    Flat,
+    /// Grows each cycle in proportion to the load.
+    Growing,
+    /// Grew, then levelled off.
+    Converging,
+    /// Neither flat nor clearly growing.
+    Unclear,
+}
+
+/// The fit of one metric, as it appears in the JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricFit {
+    /// `heapUsed`, `external`, `arrayBuffers`, `rss` or a counter's name.
+    pub metric: String,
+    pub slope_bytes_per_request: f64,
+    /// After-GC reading minus the one before, per cycle (cycle 1 against the baseline).
+    pub increments: Vec<f64>,
+    pub noise_bytes: f64,
+    /// Slope times the mean requests per cycle.
+    pub growth_per_cycle_bytes: f64,
+    /// First cycle whose reading the fit used (1 when the warm-up step was left out).
+    pub fitted_from_cycle: u32,
+    pub trend: Trend,
+}
+
+/// Judges a series: `values[0]` is the baseline, `values[i]` the after-GC
+/// reading of cycle `i`; `requests[i - 1]` the responses of cycle `i`.
+pub fn judge_series(
+    metric: &str,
+    values: &[f64],
+    requests: &[u64],
+    floor: f64,
+) -> Option<MetricFit> {
+    if values.len() < 2 || requests.len() + 1 != values.len() {
+        return None;
+    }
+    let mut cumulative = Vec::with_capacity(values.len());
+    let mut sent = 0.0;
+    cumulative.push(0.0);
+    for r in requests {
+        sent += *r as f64;
+        cumulative.push(sent);
+    }
+    let cycles = requests.len();
+    // With three cycles or more, leave out the warm-up step.
+    let first = if cycles >= 3 { 1 } else { 0 };
+    let points: Vec<(f64, f64)> = (first..values.len())
+        .map(|i| (cumulative[i], values[i]))
+        .collect();
+    let line = least_squares(&points)?;
+    let steps = increments(values);
+    let noise = floor.max(line.residual_sd);
+    let per_cycle = sent / cycles as f64;
+    let growth = line.slope * per_cycle;
+    let inside: &[f64] = &steps[first..];
+    let trend = classify(growth, inside, noise);
+    Some(MetricFit {
+        metric: metric.to_string(),
+        slope_bytes_per_request: line.slope,
+        increments: steps,
+        noise_bytes: noise,
+        growth_per_cycle_bytes: growth,
+        fitted_from_cycle: first as u32,
+        trend,
+    })
+}
+
+fn classify(growth: f64, steps: &[f64], noise: f64) -> Trend {
+    let threshold = RETENTION_SIGMAS * noise;
+    let all_rise = steps.iter().all(|d| *d > noise);
+    let shrinking = steps.windows(2).all(|w| w[1] < w[0]);
+    let levelled = steps.len() >= 2
+        && shrinking
+        && steps[steps.len() - 1] < CONVERGING_RATIO * steps[0]
+        && steps[0] > threshold;
+    if levelled {
+        return Trend::Converging;
+    }
+    if growth > threshold && all_rise {
+        return Trend::Growing;
+    }
+    // A steady step that the noise floor hides from the slope test alone
+    // still needs every step to rise; anything else above one noise
+    // deviation cannot be told apart from scatter.
+    if growth > noise {
+        return Trend::Unclear;
+    }
+    Trend::Flat
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED_CYCLE: [u64; 3] = [20_000, 20_000, 20_000];
+
+    fn mb(values: &[f64]) -> Vec<f64> {
+        values.iter().map(|v| v * MB).collect()
+    }
+
+    #[test]
+    fn seed_leak_is_growing_at_043_kb_per_request() {
+        let fit = judge_series(
+            "heapUsed",
+            &mb(&[7.6, 16.3, 24.8, 33.2]),
+            &SEED_CYCLE,
+            noise_floor("heapUsed"),
+        )
+        .unwrap();
+        assert_eq!(fit.trend, Trend::Growing);
+        let kb = fit.slope_bytes_per_request / 1024.0;
+        assert!((kb - 0.43).abs() < 0.01, "{kb}");
+    }
+
+    #[test]
+    fn seed_churn_is_flat_after_warm_up() {
+        let fit = judge_series(
+            "heapUsed",
+            &mb(&[6.6, 7.3, 7.4, 7.4]),
+            &SEED_CYCLE,
+            noise_floor("heapUsed"),
+        )
+        .unwrap();
+        assert_eq!(fit.trend, Trend::Flat);
+        assert_eq!(fit.fitted_from_cycle, 1);
+    }
+
+    #[test]
+    fn filling_cache_converges() {
+        let fit = judge_series(
+            "heapUsed",
+            &mb(&[7.0, 12.0, 15.0, 16.0, 16.2]),
+            &[1000; 4],
+            noise_floor("heapUsed"),
+        )
+        .unwrap();
+        assert_eq!(fit.trend, Trend::Converging);
+    }
+
+    #[test]
+    fn scattered_growth_is_unclear() {
+        let fit = judge_series(
+            "heapUsed",
+            &mb(&[7.0, 7.0, 7.6, 7.5, 8.1]),
+            &[1000; 4],
+            noise_floor("heapUsed"),
+        )
+        .unwrap();
+        assert_eq!(fit.trend, Trend::Unclear, "{fit:?}");
+    }
+
+    #[test]
+    fn two_cycles_keep_the_baseline_in_the_fit() {
+        let fit = judge_series(
+            "heapUsed",
+            &mb(&[7.0, 9.0, 11.0]),
+            &[1000; 2],
+            noise_floor("heapUsed"),
+        )
+        .unwrap();
+        assert_eq!(fit.fitted_from_cycle, 0);
+        assert_eq!(fit.trend, Trend::Growing);
+    }
+}
