@@ -100,7 +100,20 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     }
     progress.say(&format!("done in {:.2} s", started.elapsed().as_secs_f64()));
     emit(&props, &result)?;
-    Ok(if result.outcome.status != "complete" {
+    if let Some(error) = &result.outcome.error {
+        eprintln!("error: {error}");
+    }
+    let load_failed = result
+        .routes
+        .iter()
+        .any(|r| r.cycles.iter().any(|c| c.load.successes() == 0));
+    if load_failed {
+        eprintln!(
+            "error: a route answered no request with 2xx in a cycle, so its memory figures prove \
+             nothing; see the verdict above"
+        );
+    }
+    Ok(if result.outcome.status != "complete" || load_failed {
         RunEnd::Failed
     } else if result.any_leak() {
         RunEnd::Leak
