@@ -45,6 +45,9 @@ pub fn run() -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
+            Command::Load(args) => commands::load::run(args.into_props()?)
+                .await
+                .map(|()| RunEnd::Clean),
         }
     });
     match outcome {

@@ -2,6 +2,7 @@
 //! the progress display lives in `progress`.
 
 mod json;
+pub mod load;
 pub mod progress;
 mod terminal;
 

@@ -1,0 +1,95 @@
+//! `leakcheck load`: one load run with a progress bar, a summary and an
+//! optional JSON report. Ctrl-C stops sending and still prints what was
+//! measured.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cli::LoadProps;
+use crate::load::{LoadPlan, LoadRun, RequestSpec, Stop};
+use crate::net::resolve_http;
+use crate::report::load::{LoadSetting, load_json, load_summary};
+use crate::report::write_output;
+
+pub async fn run(props: LoadProps) -> anyhow::Result<()> {
+    let http = resolve_http(&props.url, props.allow_remote)?;
+    let spec = |path: &str, weight: u32| RequestSpec {
+        method: props.request.method.clone(),
+        path: path.to_string(),
+        headers: props.request.headers.clone(),
+        body: props.request.body.clone(),
+        weight,
+    };
+    let mut requests = vec![spec(&http.path, 1)];
+    requests.extend(
+        props
+            .routes
+            .iter()
+            .map(|(path, weight)| spec(path, *weight)),
+    );
+    let plan = LoadPlan {
+        addr: http.addr,
+        host: http.host.clone(),
+        requests,
+        connections: props.connections,
+        stop: props.stop,
+        rate: props.rate,
+        timeout: props.request.timeout,
+    };
+    let run = LoadRun::start(plan);
+    let progress = run.progress.clone();
+    let bar = progress_bar(props.stop, props.quiet);
+    let mut finished = std::pin::pin!(run.finish());
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let mut interrupted = false;
+    let report = loop {
+        tokio::select! {
+            report = &mut finished => break report?,
+            _ = tick.tick() => bar.set_position(progress.completed()),
+            _ = tokio::signal::ctrl_c(), if !interrupted => {
+                interrupted = true;
+                progress.stop();
+            }
+        }
+    };
+    bar.finish_and_clear();
+    let setting = LoadSetting {
+        url: &props.url,
+        connections: props.connections,
+        stop: props.stop,
+        rate: props.rate,
+    };
+    let summary = load_summary(&setting, &report);
+    if props.json.as_deref() == Some("-") {
+        eprint!("{summary}");
+    } else {
+        print!("{summary}");
+    }
+    if let Some(path) = &props.json {
+        write_output(path, &load_json(&setting, &report)?)?;
+    }
+    if interrupted {
+        anyhow::bail!("interrupted by Ctrl-C; the figures above cover what was sent");
+    }
+    Ok(())
+}
+
+fn progress_bar(stop: Stop, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match stop {
+        Stop::Requests(n) => ProgressBar::new(n),
+        Stop::Duration(_) => ProgressBar::new_spinner(),
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "[{elapsed_precise}] [{bar:30}] {pos}/{len} requests {per_sec}",
+        )
+        .expect("constant template")
+        .progress_chars("=> "),
+    );
+    bar
+}

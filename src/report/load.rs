@@ -1,0 +1,176 @@
+//! Output of `leakcheck load`: a human summary and a JSON report whose
+//! names follow autocannon's where they exist (`requests.total`,
+//! `latency.p99`, `non2xx`, `2xx`…), so existing dashboards can read it.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::load::{LoadReport, Stop};
+
+/// What was asked, to print beside what happened.
+pub struct LoadSetting<'a> {
+    pub url: &'a str,
+    pub connections: usize,
+    pub stop: Stop,
+    pub rate: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Requests {
+    total: u64,
+    sent: u64,
+    average: f64,
+}
+
+#[derive(Serialize)]
+struct Throughput {
+    total: u64,
+    average: f64,
+    written: u64,
+}
+
+#[derive(Serialize)]
+struct LoadJson<'a> {
+    schema_version: u32,
+    url: &'a str,
+    connections: usize,
+    amount: Option<u64>,
+    duration_limit_s: Option<f64>,
+    rate: Option<f64>,
+    /// Seconds the run took.
+    duration: f64,
+    interrupted: bool,
+    requests: Requests,
+    latency: Option<&'a crate::load::LatencySummary>,
+    throughput: Throughput,
+    errors: u64,
+    errors_by_kind: &'a std::collections::BTreeMap<String, u64>,
+    timeouts: u64,
+    non2xx: u64,
+    #[serde(rename = "1xx")]
+    s1xx: u64,
+    #[serde(rename = "2xx")]
+    s2xx: u64,
+    #[serde(rename = "3xx")]
+    s3xx: u64,
+    #[serde(rename = "4xx")]
+    s4xx: u64,
+    #[serde(rename = "5xx")]
+    s5xx: u64,
+    reconnects: u64,
+}
+
+pub fn load_json(setting: &LoadSetting, report: &LoadReport) -> anyhow::Result<String> {
+    let json = LoadJson {
+        schema_version: 1,
+        url: setting.url,
+        connections: setting.connections,
+        amount: match setting.stop {
+            Stop::Requests(n) => Some(n),
+            Stop::Duration(_) => None,
+        },
+        duration_limit_s: match setting.stop {
+            Stop::Duration(d) => Some(d.as_secs_f64()),
+            Stop::Requests(_) => None,
+        },
+        rate: setting.rate,
+        duration: report.duration_s,
+        interrupted: report.interrupted,
+        requests: Requests {
+            total: report.responses,
+            sent: report.requests,
+            average: report.requests_per_second,
+        },
+        latency: report.latency_ms.as_ref(),
+        throughput: Throughput {
+            total: report.bytes_read,
+            average: report.throughput_bytes_per_second,
+            written: report.bytes_written,
+        },
+        errors: report.errors,
+        errors_by_kind: &report.errors_by_kind,
+        timeouts: report.timeouts,
+        non2xx: report.non_2xx,
+        s1xx: report.status.s1xx,
+        s2xx: report.status.s2xx,
+        s3xx: report.status.s3xx,
+        s4xx: report.status.s4xx,
+        s5xx: report.status.s5xx,
+        reconnects: report.reconnects,
+    };
+    Ok(serde_json::to_string_pretty(&json)? + "\n")
+}
+
+pub fn load_summary(setting: &LoadSetting, report: &LoadReport) -> String {
+    let mut out = String::new();
+    let asked = match setting.stop {
+        Stop::Requests(n) => format!("{n} requests"),
+        Stop::Duration(d) => format!("{:.1} s", d.as_secs_f64()),
+    };
+    let rate = setting
+        .rate
+        .map_or(String::new(), |r| format!(" at {r:.0} req/s"));
+    let _ = writeln!(
+        out,
+        "{}: {} connections, {asked}{rate}",
+        setting.url, setting.connections
+    );
+    if report.interrupted {
+        let _ = writeln!(
+            out,
+            "  interrupted: the figures cover what was sent until Ctrl-C"
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  requests   {} in {:.2} s: {:.0} req/s",
+        report.requests, report.duration_s, report.requests_per_second
+    );
+    let s = &report.status;
+    let _ = writeln!(
+        out,
+        "  responses  2xx {} · 3xx {} · 4xx {} · 5xx {} · other {}",
+        s.s2xx,
+        s.s3xx,
+        s.s4xx,
+        s.s5xx,
+        s.s1xx + s.other
+    );
+    let kinds: Vec<String> = report
+        .errors_by_kind
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  errors     {}{} · reconnects {}",
+        report.errors,
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", kinds.join(", "))
+        },
+        report.reconnects
+    );
+    match &report.latency_ms {
+        Some(l) => {
+            let _ = writeln!(
+                out,
+                "  latency    p50 {:.2} ms · p90 {:.2} · p99 {:.2} · p99.9 {:.2} · max {:.2} · mean {:.2} ± {:.2}",
+                l.p50, l.p90, l.p99, l.p99_9, l.max, l.mean, l.stddev
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  latency    no response arrived");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  transfer   read {:.1} MB ({:.1} MB/s) · written {:.1} MB",
+        report.bytes_read as f64 / 1e6,
+        report.throughput_bytes_per_second / 1e6,
+        report.bytes_written as f64 / 1e6
+    );
+    out
+}
