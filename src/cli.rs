@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::units::{parse_count, parse_duration};
+use crate::units::{parse_bytes, parse_count, parse_duration};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -180,8 +180,29 @@ pub struct RunArgs {
     /// No progress output on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// A counter read at every sample, `NAME=EXPRESSION` evaluated in the
+    /// target (e.g. `sessions=globalThis.sessions.size`); repeatable.
+    #[arg(long = "counter", value_name = "NAME=EXPR")]
+    pub counters: Vec<String>,
+    /// Keep one target process for all routes instead of restarting it
+    /// before each route (the default restarts: each series starts clean).
+    #[arg(long)]
+    pub no_fresh: bool,
+    /// CI gate: retention at or below this much per request (`0.1KB`, `64B`)
+    /// is reported but does not fail the run.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_retained: Option<f64>,
+    /// Read memory through the app's own `/mem` and `/gc` endpoints under
+    /// this path (`/` for the seed's server) instead of the inspector.
+    /// Without a COMMAND, attaches to the server already running at --url.
+    #[arg(long, value_name = "PATH")]
+    pub endpoints: Option<String>,
     /// The command that starts the server, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(
+        last = true,
+        required_unless_present = "endpoints",
+        value_name = "COMMAND"
+    )]
     pub command: Vec<String>,
 }
 
@@ -232,6 +253,13 @@ pub struct RunProps {
     pub grace: Duration,
     pub allow_remote: bool,
     pub quiet: bool,
+    pub counters: Vec<crate::probe::Counter>,
+    /// Restart the target before each route.
+    pub fresh: bool,
+    pub max_retained: Option<f64>,
+    /// Path under which `/mem` and `/gc` live, when the endpoint probe is used.
+    pub endpoints: Option<String>,
+    /// Empty when attaching to a running server.
     pub command: Vec<String>,
 }
 
@@ -255,7 +283,27 @@ impl RunArgs {
             grace: self.grace,
             allow_remote: self.allow_remote,
             quiet: self.quiet,
+            counters: parse_counters(&self.counters)?,
+            fresh: !self.no_fresh,
+            max_retained: self.max_retained,
+            endpoints: self.endpoints,
             command: self.command,
         })
     }
+}
+
+fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::probe::Counter>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let (name, expression) = spec.split_once('=').ok_or_else(|| {
+                anyhow::anyhow!("--counter {spec:?} needs NAME=EXPRESSION, e.g. sessions=globalThis.sessions.size")
+            })?;
+            let name = name.trim();
+            if name.is_empty() || expression.trim().is_empty() {
+                anyhow::bail!("--counter {spec:?} needs both a name and an expression");
+            }
+            Ok(crate::probe::Counter { name: name.to_string(), expression: expression.trim().to_string() })
+        })
+        .collect()
 }

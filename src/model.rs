@@ -41,11 +41,18 @@ pub struct Settings {
     pub connections: usize,
     pub routes: Vec<String>,
     pub method: String,
+    /// Whether the target was restarted before each route.
+    pub fresh: bool,
+    /// The `--max-retained` gate, bytes per request.
+    pub max_retained_bytes_per_request: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RouteResult {
     pub route: String,
+    /// The target process this route was measured in (a fresh one per
+    /// route unless `--no-fresh`); absent when attached through endpoints.
+    pub pid: Option<u32>,
     /// Settled after-GC reading before the first cycle.
     pub baseline: Option<Sample>,
     pub cycles: Vec<CycleResult>,

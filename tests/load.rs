@@ -200,7 +200,13 @@ fn ctrl_c_prints_what_was_measured() {
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
     let status = guard.wait_within(Duration::from_secs(10));
     let mut stdout = String::new();
-    guard.0.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    guard
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
     assert_eq!(status.code(), Some(2));
     let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(json["interrupted"], true);

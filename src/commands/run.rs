@@ -1,7 +1,7 @@
-//! `leakcheck run`: launch the target, check each route in cycles, stop the
-//! target, report. Whatever happens after launch (an error, the target
-//! dying, Ctrl-C), the target is stopped and the readings taken so far are
-//! reported.
+//! `leakcheck run`: launch the target (or attach to it), check each route in
+//! cycles, stop the target, report. Whatever happens after launch (an
+//! error, the target dying, Ctrl-C), the target is stopped and the readings
+//! taken so far are reported.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime};
@@ -14,10 +14,11 @@ use crate::inspector::Inspector;
 use crate::load::{LoadPlan, RequestSpec, Stop};
 use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
-use crate::probe::InspectorProbe;
+use crate::probe::{EndpointsProbe, InspectorProbe, Probe};
 use crate::report::progress::Progress;
 use crate::report::{Exporter, JsonExporter, TerminalExporter, write_output};
 use crate::target::{LaunchSpec, Target, port};
+use crate::verdict::Options;
 
 /// How long the inspector may take to announce itself once the app serves.
 const INSPECTOR_ANNOUNCE: Duration = Duration::from_secs(5);
@@ -38,65 +39,48 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     } else {
         props.routes.clone()
     };
-    refuse_busy_port(http.addr).await?;
+    if props.endpoints.is_some() && !props.counters.is_empty() {
+        bail!(
+            "--counter evaluates JavaScript through the inspector; with --endpoints every extra \
+             numeric field of /mem is a counter already"
+        );
+    }
+    if props.command.is_empty() {
+        if !accepts_connections(http.addr).await {
+            bail!(
+                "nothing listens on {}: start the server, or give its command after `--`",
+                http.addr
+            );
+        }
+    } else {
+        refuse_busy_port(http.addr).await?;
+    }
 
     let progress = Progress::new(props.quiet);
     let mut result = new_result(&props, &routes);
-    progress.say(&format!("starting `{}`", props.command.join(" ")));
-    let mut target = Target::launch(&LaunchSpec {
-        command: props.command.clone(),
-        grace: props.grace,
-    })?;
-    result.target.pid = Some(target.pid);
-
+    let mut slot: Option<Target> = None;
     let started = Instant::now();
     let measured = {
-        let work = measure(&mut target, &props, &http, &routes, &mut result, &progress);
+        let work = measure(&mut slot, &props, &http, &routes, &mut result, &progress);
         tokio::select! {
             outcome = work => Some(outcome),
             _ = tokio::signal::ctrl_c() => None,
         }
     };
-    let outcome = match measured {
-        Some(Ok(())) => Outcome {
-            status: "complete".into(),
-            ..Outcome::default()
-        },
-        Some(Err(error)) => {
-            let mut message = format!("{error:#}");
-            if let Some(status) = target.exit_status() {
-                message = format!(
-                    "the target exited ({}) during the run: {message}",
-                    crate::target::describe_status(status)
-                );
-            }
-            Outcome {
-                status: "failed".into(),
-                error: Some(message),
-                target_output: target.tail_lines(),
-                ..Outcome::default()
-            }
+    result.outcome = outcome_of(measured, slot.as_mut());
+    if let Some(target) = slot.as_mut() {
+        progress.say(&format!("stopping the target (pid {})", target.pid));
+        let stopped = target.stop().await;
+        result.outcome.target_stopped = Some(format!("{stopped:?}"));
+        let freed = wait_port_free(http.addr).await;
+        result.outcome.port_freed = Some(freed);
+        if !freed {
+            progress.say(&format!(
+                "warning: port {} is still in use after the target stopped, {}",
+                http.addr.port(),
+                port::describe_holders(http.addr.port())
+            ));
         }
-        None => {
-            exit_on_second_interrupt();
-            Outcome {
-                status: "interrupted".into(),
-                error: Some("interrupted by Ctrl-C; the readings so far are kept".into()),
-                ..Outcome::default()
-            }
-        }
-    };
-    result.outcome = outcome;
-    progress.say(&format!("stopping the target (pid {})", target.pid));
-    let stopped = target.stop().await;
-    result.outcome.target_stopped = Some(format!("{stopped:?}"));
-    result.outcome.port_freed = Some(wait_port_free(http.addr).await);
-    if result.outcome.port_freed == Some(false) {
-        progress.say(&format!(
-            "warning: port {} is still in use after the target stopped, {}",
-            http.addr.port(),
-            port::describe_holders(http.addr.port())
-        ));
     }
     progress.say(&format!("done in {:.2} s", started.elapsed().as_secs_f64()));
     emit(&props, &result)?;
@@ -122,6 +106,40 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     })
 }
 
+fn outcome_of(measured: Option<anyhow::Result<()>>, target: Option<&mut Target>) -> Outcome {
+    match measured {
+        Some(Ok(())) => Outcome {
+            status: "complete".into(),
+            ..Outcome::default()
+        },
+        Some(Err(error)) => {
+            let mut message = format!("{error:#}");
+            let mut output = Vec::new();
+            if let Some(target) = target {
+                if let Some(status) = target.exit_status() {
+                    let how = crate::target::describe_status(status);
+                    message = format!("the target exited ({how}) during the run: {message}");
+                }
+                output = target.tail_lines();
+            }
+            Outcome {
+                status: "failed".into(),
+                error: Some(message),
+                target_output: output,
+                ..Outcome::default()
+            }
+        }
+        None => {
+            exit_on_second_interrupt();
+            Outcome {
+                status: "interrupted".into(),
+                error: Some("interrupted by Ctrl-C; the readings so far are kept".into()),
+                ..Outcome::default()
+            }
+        }
+    }
+}
+
 async fn refuse_busy_port(addr: SocketAddr) -> anyhow::Result<()> {
     if accepts_connections(addr).await {
         bail!(
@@ -135,31 +153,102 @@ async fn refuse_busy_port(addr: SocketAddr) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs every route, (re)starting the target as `--fresh` asks. The target
+/// lives in `slot` so the caller can stop it whatever happens here.
 async fn measure(
-    target: &mut Target,
+    slot: &mut Option<Target>,
     props: &RunProps,
     http: &HttpTarget,
     routes: &[String],
     result: &mut RunResult,
     progress: &Progress,
 ) -> anyhow::Result<()> {
-    target.wait_ready(http.addr, props.ready_timeout).await?;
-    let url = target.inspector_url(http.addr, INSPECTOR_ANNOUNCE).await?;
-    let inspector = Inspector::connect(&url).await?;
-    let mut probe = InspectorProbe::new(inspector, Vec::new());
-    result.target.node_version = probe.node_version().await.ok();
     let plan = cycle_plan(props, http);
-    for route in routes {
+    let mut probe: Option<Box<dyn Probe>> = None;
+    for (index, route) in routes.iter().enumerate() {
+        if props.fresh && index > 0 && slot.is_some() {
+            restart_pause(slot, http.addr, progress).await?;
+            probe = None;
+        }
+        let probe = match &mut probe {
+            Some(probe) => probe,
+            None => {
+                if !props.command.is_empty() {
+                    launch(slot, props, http, progress).await?;
+                    result.target.pid = slot.as_ref().map(|t| t.pid);
+                }
+                probe.insert(connect_probe(slot.as_mut(), props, http, result).await?)
+            }
+        };
+        let pid = slot.as_ref().map(|t| t.pid);
         result.routes.push(RouteResult {
             route: route.clone(),
+            pid,
             ..RouteResult::default()
         });
         let into = result.routes.last_mut().expect("just pushed");
-        run_route(&mut probe, &plan, into, progress)
+        run_route(probe.as_mut(), &plan, into, progress)
             .await
             .with_context(|| format!("route {route}"))?;
     }
     Ok(())
+}
+
+async fn launch(
+    slot: &mut Option<Target>,
+    props: &RunProps,
+    http: &HttpTarget,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    progress.say(&format!("starting `{}`", props.command.join(" ")));
+    let target = slot.insert(Target::launch(&LaunchSpec {
+        command: props.command.clone(),
+        grace: props.grace,
+    })?);
+    target.wait_ready(http.addr, props.ready_timeout).await?;
+    Ok(())
+}
+
+/// Stops the target between two routes and waits for its port.
+async fn restart_pause(
+    slot: &mut Option<Target>,
+    addr: SocketAddr,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    if let Some(mut target) = slot.take() {
+        progress.say(&format!(
+            "restarting the target for a fresh process (pid {} stops)",
+            target.pid
+        ));
+        target.stop().await;
+    }
+    if !wait_port_free(addr).await {
+        bail!(
+            "port {} stayed busy after the target stopped, {}; use --no-fresh to keep one process",
+            addr.port(),
+            port::describe_holders(addr.port())
+        );
+    }
+    Ok(())
+}
+
+async fn connect_probe(
+    target: Option<&mut Target>,
+    props: &RunProps,
+    http: &HttpTarget,
+    result: &mut RunResult,
+) -> anyhow::Result<Box<dyn Probe>> {
+    if let Some(base) = &props.endpoints {
+        result.target.probe = "endpoints".into();
+        return Ok(Box::new(EndpointsProbe::new(http.addr, base)));
+    }
+    let target = target.context("the inspector probe needs a launched target")?;
+    let url = target.inspector_url(http.addr, INSPECTOR_ANNOUNCE).await?;
+    let inspector = Inspector::connect(&url).await?;
+    let probe = InspectorProbe::new(inspector, props.counters.clone());
+    result.target.node_version = probe.node_version().await.ok();
+    result.target.probe = "inspector".into();
+    Ok(Box::new(probe))
 }
 
 fn cycle_plan(props: &RunProps, http: &HttpTarget) -> CyclePlan {
@@ -182,6 +271,9 @@ fn cycle_plan(props: &RunProps, http: &HttpTarget) -> CyclePlan {
             timeout: props.request.timeout,
         },
         request,
+        verdict: Options {
+            max_retained: props.max_retained,
+        },
     }
 }
 
@@ -195,7 +287,7 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
         target: TargetInfo {
             command: props.command.clone(),
             pid: None,
-            probe: "inspector".into(),
+            probe: String::new(),
             node_version: None,
             url: props.url.clone(),
         },
@@ -205,6 +297,8 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
             connections: props.connections,
             routes: routes.to_vec(),
             method: props.request.method.clone(),
+            fresh: props.fresh && !props.command.is_empty(),
+            max_retained_bytes_per_request: props.max_retained,
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

@@ -30,6 +30,7 @@ pub struct CyclePlan {
     /// The request sent for every route (method, headers, body); its path
     /// is the route's.
     pub request: RequestSpec,
+    pub verdict: crate::verdict::Options,
 }
 
 /// Hears what the runner is doing, to show progress. Kept apart from any
@@ -88,18 +89,18 @@ pub async fn run_route(
         };
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
-        refresh_verdict(into);
+        refresh_verdict(into, plan.verdict);
     }
     Ok(())
 }
 
 /// Recomputes the route's verdict from the readings it has: called after
 /// every cycle, so a run cut short still carries a verdict for what it saw.
-pub fn refresh_verdict(route: &mut RouteResult) {
+pub fn refresh_verdict(route: &mut RouteResult, options: crate::verdict::Options) {
     let Some(baseline) = &route.baseline else {
         return;
     };
-    if let Some((verdict, retained)) = crate::verdict::judge(baseline, &route.cycles) {
+    if let Some((verdict, retained)) = crate::verdict::judge(baseline, &route.cycles, options) {
         route.verdict = Some(verdict);
         route.retained_bytes_per_request = Some(retained);
     }

@@ -2,6 +2,7 @@
 //! a `Sample`; each way of reaching a target (the inspector, the app's own
 //! endpoints, /proc) is one implementation.
 
+mod endpoints;
 mod inspector;
 
 use std::collections::BTreeMap;
@@ -9,6 +10,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+pub use endpoints::{EndpointsProbe, parse_mem};
 pub use inspector::{Counter, InspectorProbe};
 
 /// One reading of `process.memoryUsage()`, in bytes, plus any counters.
@@ -75,6 +77,8 @@ pub enum ProbeError {
     Inspector(#[from] crate::inspector::InspectorError),
     #[error("the target's memory reading was not understood: {0}")]
     Malformed(String),
+    #[error("the app's memory endpoint failed: {0}")]
+    Endpoint(String),
 }
 
 /// Collections before a settled reading gives up waiting for the heap to

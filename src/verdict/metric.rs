@@ -11,7 +11,10 @@
 //!   a similar amount each cycle").
 //! - Converging: growth inside the fit that shrinks every cycle to under
 //!   half its first step is a working set filling (a bounded cache), not a
-//!   leak.
+//!   leak. With only two steps in the fit the last must also be flat
+//!   (within two noise floors): one small step alone is often scatter.
+//! - Unclear: growth above two noise floors per cycle that is not steady
+//!   enough for retention; the verdict then asks for more load.
 //! - Noise is the larger of the metric's floor (repeatability measured on
 //!   routes that keep nothing) and the residual scatter of the fit.
 
@@ -23,6 +26,11 @@ use crate::units::MB;
 /// How many noise deviations a cycle's growth must exceed to count. Three
 /// keeps false alarms rare on three cycles (see BENCHMARKS.md, sensitivity).
 pub const RETENTION_SIGMAS: f64 = 3.0;
+/// Growth above this many noise floors that is not retention is
+/// "unclear". Below it, growth is flat: a slow creep of about one noise
+/// floor per cycle (V8's own caches, code and feedback) shows on routes
+/// that keep nothing, such as a bounded cache (BENCHMARKS.md, sensitivity).
+pub const UNCLEAR_SIGMAS: f64 = 2.0;
 /// A later step under this fraction of the first one is "levelling off".
 const CONVERGING_RATIO: f64 = 0.5;
 
@@ -115,8 +123,13 @@ fn classify(growth: f64, steps: &[f64], noise: f64, floor: f64) -> Trend {
     let threshold = RETENTION_SIGMAS * noise;
     let all_rise = steps.iter().all(|d| *d > noise);
     let shrinking = steps.windows(2).all(|w| w[1] < w[0]);
+    // With only two steps in the fit, one small step is as likely scatter
+    // as a plateau (a 48-byte-per-request leak measured 0.96 then 0.52 MB),
+    // so two steps must end flat; three or more may end slowing.
+    let ended_flat = steps.last().is_some_and(|d| *d <= UNCLEAR_SIGMAS * floor);
     let levelled = steps.len() >= 2
         && shrinking
+        && (steps.len() >= 3 || ended_flat)
         && steps[steps.len() - 1] < CONVERGING_RATIO * steps[0]
         // Against the floor, not the residual: a curve that levels off
         // inflates the residual of a straight-line fit.
@@ -127,10 +140,10 @@ fn classify(growth: f64, steps: &[f64], noise: f64, floor: f64) -> Trend {
     if growth > threshold && all_rise {
         return Trend::Growing;
     }
-    // A steady step that the noise floor hides from the slope test alone
-    // still needs every step to rise; anything else above one noise
-    // deviation cannot be told apart from scatter.
-    if growth > noise {
+    // Growth well above a reading's repeatability that is not steady, or
+    // that scatter hides, cannot be told either way. Measured against the
+    // floor: scattered readings inflate the residual and would hide it.
+    if growth > UNCLEAR_SIGMAS * floor {
         return Trend::Unclear;
     }
     Trend::Flat

@@ -7,7 +7,7 @@ pub mod metric;
 
 use serde::{Deserialize, Serialize};
 
-pub use classify::judge;
+pub use classify::{Options, judge};
 pub use metric::{MetricFit, Trend};
 
 /// The rows of the seed's "How to read the result" table.
