@@ -43,11 +43,12 @@ pub fn run() -> ExitCode {
         }
     };
     let outcome = runtime.block_on(async {
+        let clean = |()| RunEnd::Clean;
         match cli.command {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
-            Command::Load(args) => commands::load::run(args.into_props()?)
-                .await
-                .map(|()| RunEnd::Clean),
+            Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
+            Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
+            Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
         }
     });
     match outcome {

@@ -8,20 +8,22 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
-use crate::cli::RunProps;
+use super::attach;
+use crate::cli::{Attach, RunProps};
 use crate::cycle::{CyclePlan, run_route};
 use crate::inspector::Inspector;
 use crate::load::{LoadPlan, RequestSpec, Stop};
 use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
-use crate::probe::{EndpointsProbe, InspectorProbe, Probe};
+use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::report::progress::Progress;
 use crate::report::{Exporter, JsonExporter, TerminalExporter, write_output};
-use crate::target::{LaunchSpec, Target, port};
+use crate::target::{LaunchSpec, Stopped, Target, port};
 use crate::verdict::Options;
+use tokio::sync::watch;
 
-/// How long the inspector may take to announce itself once the app serves.
-const INSPECTOR_ANNOUNCE: Duration = Duration::from_secs(5);
+/// How long a run whose target is exiting may take to fail on its own.
+const FAULT_GRACE: Duration = Duration::from_millis(500);
 /// How long the port may stay busy after the target exited.
 const PORT_RELEASE: Duration = Duration::from_secs(3);
 
@@ -39,10 +41,11 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     } else {
         props.routes.clone()
     };
-    if props.endpoints.is_some() && !props.counters.is_empty() {
+    if !props.command.is_empty()
+        && matches!(props.attach, Some(Attach::Inspect(_) | Attach::Pid(_)))
+    {
         bail!(
-            "--counter evaluates JavaScript through the inspector; with --endpoints every extra \
-             numeric field of /mem is a counter already"
+            "--inspect and --pid attach to a running process: drop them, or drop the command after `--`"
         );
     }
     if props.command.is_empty() {
@@ -59,19 +62,48 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     let progress = Progress::new(props.quiet);
     let mut result = new_result(&props, &routes);
     let mut slot: Option<Target> = None;
+    let (faults, mut fault) = watch::channel(None::<String>);
     let started = Instant::now();
     let measured = {
-        let work = measure(&mut slot, &props, &http, &routes, &mut result, &progress);
+        let mut work = std::pin::pin!(measure(
+            &mut slot,
+            &props,
+            &http,
+            &routes,
+            &mut result,
+            &progress,
+            &faults
+        ));
         tokio::select! {
-            outcome = work => Some(outcome),
-            _ = tokio::signal::ctrl_c() => None,
+            outcome = &mut work => Some(outcome),
+            _ = super::shutdown_signal() => None,
+            // The target exited or started exiting: it will not answer again.
+            Ok(message) = fault.wait_for(Option::is_some) => {
+                let message = message.clone().unwrap_or_default();
+                // Its own error says more (which step, which cycle), if it comes soon.
+                match tokio::time::timeout(FAULT_GRACE, &mut work).await {
+                    Ok(outcome) => Some(outcome),
+                    Err(_) => Some(Err(anyhow::anyhow!("{message}"))),
+                }
+            }
         }
     };
-    result.outcome = outcome_of(measured, slot.as_mut());
-    if let Some(target) = slot.as_mut() {
-        progress.say(&format!("stopping the target (pid {})", target.pid));
-        let stopped = target.stop().await;
-        result.outcome.target_stopped = Some(format!("{stopped:?}"));
+    if measured.is_none() {
+        exit_on_second_interrupt();
+    }
+    // The measuring future, and with it the inspector session, is gone
+    // here: a Node target waiting for its debugger to leave can now exit.
+    let stopped = match slot.as_mut() {
+        Some(target) => {
+            progress.say(&format!("stopping the target (pid {})", target.pid));
+            Some(target.stop().await)
+        }
+        None => None,
+    };
+    result.outcome = outcome_of(measured, slot.as_ref(), stopped.as_ref());
+    mark_partial_routes(&mut result);
+    if stopped.is_some() {
+        result.outcome.target_stopped = stopped.map(|s| format!("{s:?}"));
         let freed = wait_port_free(http.addr).await;
         result.outcome.port_freed = Some(freed);
         if !freed {
@@ -106,7 +138,11 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     })
 }
 
-fn outcome_of(measured: Option<anyhow::Result<()>>, target: Option<&mut Target>) -> Outcome {
+fn outcome_of(
+    measured: Option<anyhow::Result<()>>,
+    target: Option<&Target>,
+    stopped: Option<&Stopped>,
+) -> Outcome {
     match measured {
         Some(Ok(())) => Outcome {
             status: "complete".into(),
@@ -114,28 +150,40 @@ fn outcome_of(measured: Option<anyhow::Result<()>>, target: Option<&mut Target>)
         },
         Some(Err(error)) => {
             let mut message = format!("{error:#}");
-            let mut output = Vec::new();
-            if let Some(target) = target {
-                if let Some(status) = target.exit_status() {
-                    let how = crate::target::describe_status(status);
-                    message = format!("the target exited ({how}) during the run: {message}");
-                }
-                output = target.tail_lines();
+            if let Some(Stopped::AlreadyExited(how)) = stopped {
+                message = format!("the target exited ({how}) during the run: {message}");
             }
             Outcome {
                 status: "failed".into(),
                 error: Some(message),
-                target_output: output,
+                target_output: target.map(Target::tail_lines).unwrap_or_default(),
                 ..Outcome::default()
             }
         }
-        None => {
-            exit_on_second_interrupt();
-            Outcome {
-                status: "interrupted".into(),
-                error: Some("interrupted by Ctrl-C; the readings so far are kept".into()),
-                ..Outcome::default()
-            }
+        None => Outcome {
+            status: "interrupted".into(),
+            error: Some("interrupted by Ctrl-C; the readings so far are kept".into()),
+            ..Outcome::default()
+        },
+    }
+}
+
+/// A route cut short keeps its verdict over the cycles it has, with a
+/// finding that says so: fewer cycles cannot separate warm-up from a trend.
+fn mark_partial_routes(result: &mut RunResult) {
+    let planned = result.settings.cycles as usize;
+    for route in &mut result.routes {
+        let done = route.cycles.len();
+        if done < planned
+            && let Some(verdict) = route.verdict.as_mut()
+        {
+            verdict.findings.push(crate::verdict::Finding {
+                kind: "partial".into(),
+                message: format!(
+                    "only {done} of {planned} cycles completed before the run stopped; the verdict \
+                     covers those and cannot tell warm-up from a trend with fewer than 2"
+                ),
+            });
         }
     }
 }
@@ -162,6 +210,7 @@ async fn measure(
     routes: &[String],
     result: &mut RunResult,
     progress: &Progress,
+    faults: &watch::Sender<Option<String>>,
 ) -> anyhow::Result<()> {
     let plan = cycle_plan(props, http);
     let mut probe: Option<Box<dyn Probe>> = None;
@@ -174,10 +223,10 @@ async fn measure(
             Some(probe) => probe,
             None => {
                 if !props.command.is_empty() {
-                    launch(slot, props, http, progress).await?;
+                    launch(slot, props, http, progress, faults).await?;
                     result.target.pid = slot.as_ref().map(|t| t.pid);
                 }
-                probe.insert(connect_probe(slot.as_mut(), props, http, result).await?)
+                probe.insert(connect_probe(slot.as_mut(), props, http, result, progress).await?)
             }
         };
         let pid = slot.as_ref().map(|t| t.pid);
@@ -199,11 +248,13 @@ async fn launch(
     props: &RunProps,
     http: &HttpTarget,
     progress: &Progress,
+    faults: &watch::Sender<Option<String>>,
 ) -> anyhow::Result<()> {
     progress.say(&format!("starting `{}`", props.command.join(" ")));
     let target = slot.insert(Target::launch(&LaunchSpec {
         command: props.command.clone(),
         grace: props.grace,
+        faults: Some(faults.clone()),
     })?);
     target.wait_ready(http.addr, props.ready_timeout).await?;
     Ok(())
@@ -232,23 +283,58 @@ async fn restart_pause(
     Ok(())
 }
 
+/// How long a launched target may take to announce an inspector once it
+/// serves; a command that is not Node never does, and gets the proc probe.
+const INSPECTOR_GRACE: Duration = Duration::from_secs(1);
+
 async fn connect_probe(
     target: Option<&mut Target>,
     props: &RunProps,
     http: &HttpTarget,
     result: &mut RunResult,
+    progress: &Progress,
 ) -> anyhow::Result<Box<dyn Probe>> {
-    if let Some(base) = &props.endpoints {
-        result.target.probe = "endpoints".into();
-        return Ok(Box::new(EndpointsProbe::new(http.addr, base)));
-    }
-    let target = target.context("the inspector probe needs a launched target")?;
-    let url = target.inspector_url(http.addr, INSPECTOR_ANNOUNCE).await?;
-    let inspector = Inspector::connect(&url).await?;
-    let probe = InspectorProbe::new(inspector, props.counters.clone());
-    result.target.node_version = probe.node_version().await.ok();
-    result.target.probe = "inspector".into();
-    Ok(Box::new(probe))
+    let connected = match (&props.attach, target) {
+        (Some(attach), _) => {
+            attach::connect_probe(
+                attach,
+                Some(http.addr),
+                props.allow_remote_inspector,
+                &props.counters,
+            )
+            .await?
+        }
+        (None, Some(target)) => match target.inspector_url(http.addr, INSPECTOR_GRACE).await {
+            Ok(url) => {
+                let probe =
+                    InspectorProbe::new(Inspector::connect(&url).await?, props.counters.clone());
+                let node_version = probe.node_version().await.ok();
+                attach::Connected {
+                    probe: Box::new(probe),
+                    node_version,
+                }
+            }
+            Err(_) => {
+                let serving = port::holders_of(http.addr.port())
+                    .first()
+                    .map_or(target.pid, |h| h.pid);
+                progress.say(&format!(
+                    "no Node inspector announced itself: reading rss of pid {serving} from /proc, \
+                     without forced collections"
+                ));
+                attach::Connected {
+                    probe: Box::new(ProcProbe { pid: serving }),
+                    node_version: None,
+                }
+            }
+        },
+        (None, None) => {
+            bail!("nothing to measure: give the server's command after `--`, or an attach flag")
+        }
+    };
+    result.target.node_version = connected.node_version;
+    result.target.probe = connected.probe.kind().into();
+    Ok(connected.probe)
 }
 
 fn cycle_plan(props: &RunProps, http: &HttpTarget) -> CyclePlan {
@@ -273,6 +359,7 @@ fn cycle_plan(props: &RunProps, http: &HttpTarget) -> CyclePlan {
         request,
         verdict: Options {
             max_retained: props.max_retained,
+            proc_only: false,
         },
     }
 }
@@ -309,10 +396,9 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
 /// (the target still dies: it was started with a parent-death signal).
 fn exit_on_second_interrupt() {
     tokio::spawn(async {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("interrupted again: exiting now");
-            std::process::exit(2);
-        }
+        super::shutdown_signal().await;
+        eprintln!("interrupted again: exiting now");
+        std::process::exit(2);
     });
 }
 

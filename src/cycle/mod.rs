@@ -15,9 +15,9 @@ const PROGRESS_TICK: Duration = Duration::from_millis(100);
 
 #[derive(Debug, thiserror::Error)]
 pub enum CycleError {
-    #[error("reading memory failed: {0}")]
+    #[error("reading memory failed")]
     Probe(#[from] ProbeError),
-    #[error("the load could not run: {0}")]
+    #[error("the load could not run")]
     Load(#[from] LoadError),
 }
 
@@ -89,7 +89,11 @@ pub async fn run_route(
         };
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
-        refresh_verdict(into, plan.verdict);
+        let options = crate::verdict::Options {
+            proc_only: !probe.can_collect(),
+            ..plan.verdict
+        };
+        refresh_verdict(into, options);
     }
     Ok(())
 }

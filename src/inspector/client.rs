@@ -2,6 +2,7 @@
 //! matched to their responses, and events handed to whoever listens.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -44,9 +45,13 @@ struct Command {
     reply: Reply,
 }
 
+/// Where events go: nowhere until someone subscribes, so unread events
+/// never pile up.
+type EventSink = Arc<Mutex<Option<mpsc::UnboundedSender<Event>>>>;
+
 pub struct Inspector {
     commands: mpsc::UnboundedSender<Command>,
-    events: mpsc::UnboundedReceiver<Event>,
+    events: EventSink,
     pub url: String,
 }
 
@@ -60,8 +65,8 @@ impl Inspector {
                     reason: e.to_string(),
                 })?;
         let (commands, command_queue) = mpsc::unbounded_channel();
-        let (event_sink, events) = mpsc::unbounded_channel();
-        tokio::spawn(pump(socket, command_queue, event_sink));
+        let events: EventSink = Arc::new(Mutex::new(None));
+        tokio::spawn(pump(socket, command_queue, events.clone()));
         Ok(Inspector {
             commands,
             events,
@@ -120,9 +125,12 @@ impl Inspector {
             .unwrap_or(Value::Null))
     }
 
-    /// The next protocol event, or `None` once the connection is gone.
-    pub async fn next_event(&mut self) -> Option<Event> {
-        self.events.recv().await
+    /// Receives the protocol events from now on (replacing any earlier
+    /// subscriber). The channel ends when the connection does.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
+        let (sink, events) = mpsc::unbounded_channel();
+        *self.events.lock().expect("event sink lock") = Some(sink);
+        events
     }
 }
 
@@ -132,7 +140,7 @@ impl Inspector {
 async fn pump<S>(
     socket: tokio_tungstenite::WebSocketStream<S>,
     mut commands: mpsc::UnboundedReceiver<Command>,
-    events: mpsc::UnboundedSender<Event>,
+    events: EventSink,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
@@ -141,6 +149,17 @@ async fn pump<S>(
     let mut next_id: u64 = 1;
     loop {
         tokio::select! {
+            // Incoming first: a snapshot's chunks must not wait behind commands.
+            biased;
+            message = read.next() => {
+                let text = match message {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(_)) => continue,
+                };
+                let Ok(value) = serde_json::from_str::<Value>(&text) else { continue };
+                route_message(value, &mut pending, &events);
+            }
             command = commands.recv() => {
                 let Some(command) = command else { break };
                 let id = next_id;
@@ -151,23 +170,16 @@ async fn pump<S>(
                 }
                 pending.insert(id, (command.method, command.reply));
             }
-            message = read.next() => {
-                let text = match message {
-                    Some(Ok(Message::Text(text))) => text,
-                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
-                    Some(Ok(_)) => continue,
-                };
-                let Ok(value) = serde_json::from_str::<Value>(&text) else { continue };
-                route_message(value, &mut pending, &events);
-            }
         }
     }
+    // Dropping the sink ends subscribers' channels.
+    events.lock().expect("event sink lock").take();
 }
 
 fn route_message(
     mut value: Value,
     pending: &mut HashMap<u64, (String, Reply)>,
-    events: &mpsc::UnboundedSender<Event>,
+    events: &EventSink,
 ) {
     if let Some(id) = value.get("id").and_then(Value::as_u64) {
         let Some((method, reply)) = pending.remove(&id) else {
@@ -194,6 +206,8 @@ fn route_message(
             .get_mut("params")
             .map(Value::take)
             .unwrap_or(Value::Null);
-        let _ = events.send(Event { method, params });
+        if let Some(sink) = events.lock().expect("event sink lock").as_ref() {
+            let _ = sink.send(Event { method, params });
+        }
     }
 }

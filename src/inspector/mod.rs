@@ -1,5 +1,9 @@
-//! The Node inspector (Chrome DevTools Protocol over a WebSocket).
+//! The Node inspector (Chrome DevTools Protocol over a WebSocket): the
+//! client, discovery of a running inspector, and snapshot streaming.
 
 mod client;
+mod discover;
+pub mod snapshot;
 
 pub use client::{COMMAND_TIMEOUT, Event, Inspector, InspectorError};
+pub use discover::{DiscoverError, activate_by_pid, resolve_inspector};

@@ -4,6 +4,7 @@
 
 mod endpoints;
 mod inspector;
+mod proc;
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use endpoints::{EndpointsProbe, parse_mem};
 pub use inspector::{Counter, InspectorProbe};
+pub use proc::{ProcProbe, parse_status};
 
 /// One reading of `process.memoryUsage()`, in bytes, plus any counters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -93,6 +95,11 @@ const SETTLED_BYTES: u64 = 32 * 1024;
 pub trait Probe: Send {
     /// `inspector`, `endpoints` or `proc`.
     fn kind(&self) -> &'static str;
+
+    /// Whether `collect_garbage` really collects (the proc probe cannot).
+    fn can_collect(&self) -> bool {
+        true
+    }
 
     /// Forces a full garbage collection in the target.
     async fn collect_garbage(&mut self) -> Result<(), ProbeError>;

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -56,7 +57,16 @@ pub struct LaunchSpec {
     pub command: Vec<String>,
     /// How long SIGTERM has before SIGKILL.
     pub grace: Duration,
+    /// Told, once, when the target exits or starts exiting on its own, so a
+    /// run can stop waiting on a process that will not answer again.
+    pub faults: Option<watch::Sender<Option<String>>>,
 }
+
+/// What Node prints when it would exit but an inspector client is still
+/// attached: it then waits, alive but serving nothing, until we disconnect.
+const NODE_WAITING_FOR_DEBUGGER: &str = "Waiting for the debugger to disconnect...";
+/// How often the exit watcher looks at the target's state.
+const EXIT_WATCH: Duration = Duration::from_millis(50);
 
 /// How the target ended when leakcheck stopped it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +86,54 @@ pub struct Target {
     inspector_urls: watch::Receiver<Vec<String>>,
     grace: Duration,
     stopped: bool,
+    /// Set when the target announced it is exiting (see `NODE_WAITING_FOR_DEBUGGER`).
+    exiting: Arc<AtomicBool>,
+    muted: Arc<AtomicBool>,
+}
+
+/// Tells the run that the target is going away.
+#[derive(Clone)]
+struct FaultReporter {
+    exiting: Arc<AtomicBool>,
+    /// Set by `stop`: an exit leakcheck asked for is no fault.
+    muted: Arc<AtomicBool>,
+    faults: Option<watch::Sender<Option<String>>>,
+}
+
+impl FaultReporter {
+    fn report(&self, message: &str) {
+        self.exiting.store(true, Ordering::Relaxed);
+        if self.muted.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(faults) = &self.faults {
+            faults.send_if_modified(|fault| {
+                let first = fault.is_none();
+                if first {
+                    *fault = Some(message.to_string());
+                }
+                first
+            });
+        }
+    }
+}
+
+/// Watches /proc for the target turning into a zombie (exited, not yet
+/// reaped) or disappearing, without needing the `Child` handle.
+async fn watch_exit(pid: u32, reporter: FaultReporter) {
+    loop {
+        tokio::time::sleep(EXIT_WATCH).await;
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+        // The state letter follows the parenthesised command name.
+        let zombie = state
+            .as_deref()
+            .and_then(|s| s.rsplit(") ").next())
+            .is_none_or(|rest| rest.starts_with('Z'));
+        if zombie {
+            reporter.report("the target exited");
+            return;
+        }
+    }
 }
 
 /// True when the command starts Node directly, so the flag can go on its
@@ -129,12 +187,25 @@ impl Target {
             .ok_or_else(|| spawn_error("it exited at once".into()))?;
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let (url_sink, inspector_urls) = watch::channel(Vec::new());
+        let exiting = Arc::new(AtomicBool::new(false));
+        let muted = Arc::new(AtomicBool::new(false));
+        let reporter = FaultReporter {
+            exiting: exiting.clone(),
+            muted: muted.clone(),
+            faults: spec.faults.clone(),
+        };
         if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(collect_output(stderr, tail.clone(), Some(url_sink)));
+            tokio::spawn(collect_output(
+                stderr,
+                tail.clone(),
+                Some(url_sink),
+                Some(reporter.clone()),
+            ));
         }
         if let Some(stdout) = child.stdout.take() {
-            tokio::spawn(collect_output(stdout, tail.clone(), None));
+            tokio::spawn(collect_output(stdout, tail.clone(), None, None));
         }
+        tokio::spawn(watch_exit(pid, reporter));
         Ok(Target {
             child,
             pid,
@@ -143,6 +214,8 @@ impl Target {
             inspector_urls,
             grace: spec.grace,
             stopped: false,
+            exiting,
+            muted,
         })
     }
 
@@ -235,6 +308,12 @@ impl Target {
     /// Stops the target's process group: SIGTERM, then SIGKILL after the
     /// grace period. Safe to call twice.
     pub async fn stop(&mut self) -> Stopped {
+        self.muted.store(true, Ordering::Relaxed);
+        if self.exiting.load(Ordering::Relaxed) {
+            // It is on its way out (Node waits for our inspector session to
+            // close, which the caller has dropped): let it finish.
+            let _ = tokio::time::timeout(self.grace, self.child.wait()).await;
+        }
         if let Some(status) = self.exit_status() {
             self.stopped = true;
             // Whatever it started may still run.
@@ -314,9 +393,16 @@ async fn collect_output<R: AsyncRead + Unpin>(
     stream: R,
     tail: Arc<Mutex<VecDeque<String>>>,
     urls: Option<watch::Sender<Vec<String>>>,
+    reporter: Option<FaultReporter>,
 ) {
     let mut lines = BufReader::new(stream).lines();
     while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim() == NODE_WAITING_FOR_DEBUGGER {
+            if let Some(reporter) = &reporter {
+                reporter.report("the target is exiting");
+            }
+            continue;
+        }
         if let Some(url) = line.strip_prefix("Debugger listening on ") {
             if let Some(sink) = &urls {
                 sink.send_modify(|all| all.push(url.trim().to_string()));

@@ -26,6 +26,9 @@ pub struct Options {
     /// The CI gate: retention at or below this many bytes per request is
     /// reported but not called a leak (`--max-retained`).
     pub max_retained: Option<f64>,
+    /// The probe could not force collections (`--proc`): every reading
+    /// includes garbage, and there are no heap figures, only rss.
+    pub proc_only: bool,
 }
 
 fn reading(sample: &Sample, metric: &str) -> Option<f64> {
@@ -77,6 +80,7 @@ pub fn judge(
         baseline,
         cycles,
         fits: &fits,
+        proc_only: options.proc_only,
     };
     let (kind, summary, action) = context.choose();
     let mut findings = context.findings(kind);
@@ -122,6 +126,7 @@ struct Context<'a> {
     baseline: &'a Sample,
     cycles: &'a [CycleResult],
     fits: &'a [MetricFit],
+    proc_only: bool,
 }
 
 impl Context<'_> {
@@ -157,6 +162,20 @@ impl Context<'_> {
                     dead.cycle, dead.errors, dead.non_2xx
                 ),
                 "Fix the route or the URL so that it answers 2xx, then run again.".into(),
+            );
+        }
+        if self.proc_only && self.trend("rss") == Trend::Growing {
+            let fit = self.fit("rss").expect("trend implies a fit");
+            return (
+                VerdictKind::Retention,
+                format!(
+                    "{} without forced collections: {} kept per request",
+                    self.series_text("rss"),
+                    per_request(fit.slope_bytes_per_request)
+                ),
+                "Confirm with a probe that can force collections (the inspector or the app's /gc), \
+                 then find the holder."
+                    .into(),
             );
         }
         let off_heap = ["arrayBuffers", "external", "rss"]

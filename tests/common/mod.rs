@@ -148,11 +148,59 @@ pub fn script(name: &str, source: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// The Node binary the tests use: `LEAKCHECK_TEST_NODE` (CI sets it to a
+/// Node 22 for a second pass) or `node` from the PATH.
+pub fn node() -> String {
+    std::env::var("LEAKCHECK_TEST_NODE").unwrap_or_else(|_| "node".to_string())
+}
+
 /// The demo server's command line for leakcheck, on `port`.
 pub fn demo_command(port: u16) -> Vec<String> {
     vec![
-        "node".into(),
+        node(),
         repo_path("examples/demo-server.mjs").display().to_string(),
         port.to_string(),
     ]
+}
+
+/// A target script's command line for leakcheck: `node tests/targets/NAME PORT`.
+pub fn target_command(name: &str, port: u16) -> Vec<String> {
+    vec![
+        node(),
+        repo_path(&format!("tests/targets/{name}"))
+            .display()
+            .to_string(),
+        port.to_string(),
+    ]
+}
+
+/// Waits until something listens on `port`.
+pub fn wait_listening(port: u16) {
+    let started = Instant::now();
+    while port_is_free(port) {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "nothing listened on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// True when no live process runs `command` (matched on its script path and port).
+pub fn none_running(command: &[String]) -> bool {
+    let script = &command[1];
+    let port = command.last().unwrap();
+    processes_matching(script).iter().all(|pid| {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        !text.split(' ').any(|arg| arg == port.as_str())
+    })
+}
+
+/// Builds leakcheck's arguments: `args`, then `--`, then `command`.
+pub fn with_command<'a>(args: &[&'a str], command: &'a [String]) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.push("--");
+    all.extend(command.iter().map(String::as_str));
+    all
 }

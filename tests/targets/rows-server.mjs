@@ -54,9 +54,9 @@ const routes = {
     ok(res);
   },
   '/temp-big': (req, res) => {
-    // About 1 MB of short-lived garbage per request.
-    const big = new Array(130_000).fill(temp += 1);
-    if (big.length !== 130_000) throw new Error('unreachable');
+    // About 100 KB of short-lived garbage per request.
+    const big = new Array(13_000).fill(temp += 1);
+    if (big.length !== 13_000) throw new Error('unreachable');
     ok(res);
   },
   '/sessions': (req, res) => {
