@@ -522,6 +522,7 @@ mod tests {
                 &cycles,
                 Options {
                     max_retained: Some(kb * 1024.0),
+                    ..Options::default()
                 },
             )
             .unwrap()
