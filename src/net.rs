@@ -77,9 +77,10 @@ pub async fn accepts_connections(addr: SocketAddr) -> bool {
     )
 }
 
-/// One GET with `Connection: close`; returns the status and the body.
-/// Handles Content-Length and close-delimited bodies, which is what Node's
-/// inspector and a plain `http.createServer` send for small JSON answers.
+/// One GET; returns the status and the body. Reads until the body is
+/// complete by its Content-Length or chunked framing, so a server that keeps
+/// the connection open despite `Connection: close` (Node's inspector does)
+/// does not stall it.
 pub async fn http_get(
     addr: SocketAddr,
     path: &str,
@@ -95,23 +96,24 @@ pub async fn http_get(
         let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await?;
         let mut raw = Vec::new();
-        stream.read_to_end(&mut raw).await?;
-        Ok::<_, std::io::Error>(raw)
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                return Ok::<_, std::io::Error>(raw);
+            }
+            raw.extend_from_slice(&buf[..n]);
+            if response_complete(&raw) {
+                return Ok(raw);
+            }
+        }
     };
     let raw = tokio::time::timeout(limit, exchange)
         .await
         .map_err(|_| fail(format!("no answer within {} s", limit.as_secs())))?
         .map_err(|e| fail(e.to_string()))?;
-    let mut headers = [httparse::EMPTY_HEADER; 32];
-    let mut response = httparse::Response::new(&mut headers);
-    let head_len = match response.parse(&raw) {
-        Ok(httparse::Status::Complete(n)) => n,
-        _ => return Err(fail("the answer is not HTTP".into())),
-    };
-    let chunked = response.headers.iter().any(|h| {
-        h.name.eq_ignore_ascii_case("transfer-encoding") && h.value.eq_ignore_ascii_case(b"chunked")
-    });
-    let status = response.code.unwrap_or(0);
+    let (status, head_len, chunked) =
+        parse_head(&raw).ok_or_else(|| fail("the answer is not HTTP".into()))?;
     let body = &raw[head_len..];
     let body = if chunked {
         dechunk(body)
@@ -119,6 +121,45 @@ pub async fn http_get(
         body.to_vec()
     };
     Ok((status, String::from_utf8_lossy(&body).into_owned()))
+}
+
+/// Status, head length and whether the body is chunked, once the head is whole.
+fn parse_head(raw: &[u8]) -> Option<(u16, usize, bool)> {
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut response = httparse::Response::new(&mut headers);
+    let Ok(httparse::Status::Complete(head_len)) = response.parse(raw) else {
+        return None;
+    };
+    let chunked = response.headers.iter().any(|h| {
+        h.name.eq_ignore_ascii_case("transfer-encoding") && h.value.eq_ignore_ascii_case(b"chunked")
+    });
+    Some((response.code.unwrap_or(0), head_len, chunked))
+}
+
+/// True once `raw` holds a whole response by its own framing.
+fn response_complete(raw: &[u8]) -> bool {
+    let Some((_, head_len, chunked)) = parse_head(raw) else {
+        return false;
+    };
+    let body = &raw[head_len..];
+    if chunked {
+        return body.ends_with(b"0\r\n\r\n");
+    }
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut response = httparse::Response::new(&mut headers);
+    let _ = response.parse(raw);
+    let length = response
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .and_then(|h| {
+            std::str::from_utf8(h.value)
+                .ok()?
+                .trim()
+                .parse::<usize>()
+                .ok()
+        });
+    length.is_some_and(|n| body.len() >= n)
 }
 
 /// Joins the data of a complete chunked body (small answers only).

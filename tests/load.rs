@@ -22,7 +22,7 @@ impl LoadServer {
         let port = free_port();
         let script = repo_path("tests/targets/load-server.mjs");
         let guard = Guard::spawn(
-            Command::new("node")
+            Command::new(node())
                 .arg(script)
                 .arg(port.to_string())
                 .stdout(std::process::Stdio::null()),

@@ -15,7 +15,8 @@ fn busy_port_is_refused_naming_its_holder() {
     let (_dir, marker_script) = script("never-started.mjs", "console.log('must not run');");
     let url = format!("http://127.0.0.1:{port}");
     let marker = marker_script.display().to_string();
-    let finished = run_leakcheck(&["run", "--url", &url, "--", "node", &marker]);
+    let node = node();
+    let finished = run_leakcheck(&["run", "--url", &url, "--", &node, &marker]);
     assert_eq!(finished.code, 2);
     assert!(
         finished.stderr.contains(&format!("port {port}")),
@@ -49,7 +50,8 @@ fn target_exiting_before_listening_reports_code_and_output() {
     );
     let url = format!("http://127.0.0.1:{port}");
     let path = path.display().to_string();
-    let finished = run_leakcheck(&["run", "--url", &url, "--", "node", &path]);
+    let node = node();
+    let finished = run_leakcheck(&["run", "--url", &url, "--", &node, &path]);
     assert_eq!(finished.code, 2);
     assert!(
         finished

@@ -29,7 +29,8 @@ fn check(
         args.extend(["--route", route]);
     }
     args.extend_from_slice(extra);
-    args.extend(["--", "node", &script, &port_text]);
+    let node = node();
+    args.extend(["--", &node, &script, &port_text]);
     let mut command = leakcheck();
     command.args(&args).envs(env.iter().copied());
     let finished = run_command(command);
@@ -177,7 +178,7 @@ fn endpoint_probe_reads_mem_and_turns_extra_fields_into_counters() {
     let port = free_port();
     let demo = repo_path("examples/demo-server.mjs");
     let mut server = Guard::spawn(
-        Command::new("node")
+        Command::new(node())
             .arg("--expose-gc")
             .arg(&demo)
             .arg(port.to_string())

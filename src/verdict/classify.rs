@@ -303,6 +303,14 @@ impl Context<'_> {
                 message,
             })
         };
+        if self.proc_only {
+            add(
+                "no-forced-gc",
+                "read from /proc without forced collections: every reading includes garbage, so \
+                 only steady growth across cycles means anything"
+                    .into(),
+            );
+        }
         let errors: u64 = self.cycles.iter().map(|c| c.errors).sum();
         let non_2xx: u64 = self.cycles.iter().map(|c| c.non_2xx).sum();
         if errors + non_2xx > 0 {
