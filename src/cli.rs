@@ -29,6 +29,62 @@ pub enum Command {
     Sample(SampleArgs),
     /// Stream a heap snapshot from a running Node process to a file (mode 0600).
     Snapshot(SnapshotArgs),
+    /// Render a saved JSON result again (HTML, Markdown), optionally against a baseline.
+    Report(ReportArgs),
+}
+
+/// Where results go besides the terminal, and what they are compared with.
+#[derive(Debug, Args, Clone, Default)]
+pub struct OutputArgs {
+    /// Write a self-contained HTML report with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
+    /// Write a Markdown summary to FILE (`-` for stdout), e.g. $GITHUB_STEP_SUMMARY.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<String>,
+    /// Compare with a previous result (a `--json` file) and exit 1 when a route regresses.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<String>,
+    /// How much growth against --baseline is tolerated, in percent.
+    #[arg(long, value_name = "PERCENT", default_value_t = 20.0)]
+    pub tolerance: f64,
+}
+
+/// Output choices as plain values.
+#[derive(Debug, Clone, Default)]
+pub struct OutputProps {
+    pub json: Option<String>,
+    pub html: Option<String>,
+    pub markdown: Option<String>,
+    pub baseline: Option<String>,
+    /// A fraction (0.2 for 20 %).
+    pub tolerance: f64,
+}
+
+impl OutputArgs {
+    pub fn into_props(self, json: Option<String>) -> anyhow::Result<OutputProps> {
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            anyhow::bail!("--tolerance must be a percentage of zero or more");
+        }
+        Ok(OutputProps {
+            json,
+            html: self.html,
+            markdown: self.markdown,
+            baseline: self.baseline,
+            tolerance: self.tolerance / 100.0,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result written by `leakcheck run --json FILE`.
+    pub result: String,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Write the (compared) result as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
 }
 
 /// How to reach a target leakcheck did not start (or how to read one it did).
@@ -334,6 +390,8 @@ pub struct RunArgs {
     pub max_retained: Option<f64>,
     #[command(flatten)]
     pub attach: AttachArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// The command that starts the server, after `--`.
     #[arg(
         last = true,
@@ -385,7 +443,8 @@ pub struct RunProps {
     pub requests: u64,
     pub connections: usize,
     pub request: RequestProps,
-    pub json: Option<String>,
+    /// JSON, HTML and Markdown files, and the baseline to compare with.
+    pub output: OutputProps,
     pub ready_timeout: Duration,
     pub grace: Duration,
     pub allow_remote: bool,
@@ -416,7 +475,7 @@ impl RunArgs {
             requests: self.requests,
             connections: self.connections,
             request: self.request.into_props()?,
-            json: self.json,
+            output: self.output.into_props(self.json)?,
             ready_timeout: self.ready_timeout,
             grace: self.grace,
             allow_remote: self.allow_remote,
@@ -445,4 +504,30 @@ fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::probe::Counter>
             Ok(crate::probe::Counter { name: name.to_string(), expression: expression.trim().to_string() })
         })
         .collect()
+}
+
+/// `leakcheck report`, free of clap.
+#[derive(Debug, Clone)]
+pub struct ReportProps {
+    pub result: String,
+    pub output: OutputProps,
+}
+
+impl ReportArgs {
+    pub fn into_props(self) -> anyhow::Result<ReportProps> {
+        let output = self.output.into_props(self.json)?;
+        if output.json.is_none()
+            && output.html.is_none()
+            && output.markdown.is_none()
+            && output.baseline.is_none()
+        {
+            anyhow::bail!(
+                "say what to render: --html FILE, --markdown FILE, --json FILE or --baseline FILE"
+            );
+        }
+        Ok(ReportProps {
+            result: self.result,
+            output,
+        })
+    }
 }

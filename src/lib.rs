@@ -49,6 +49,7 @@ pub fn run() -> ExitCode {
             Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
+            Command::Report(args) => commands::report::run(args.into_props()?).await,
         }
     });
     match outcome {

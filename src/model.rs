@@ -21,6 +21,9 @@ pub struct RunResult {
     pub settings: Settings,
     pub routes: Vec<RouteResult>,
     pub outcome: Outcome,
+    /// The comparison with a previous result (`--baseline`), when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -101,11 +104,65 @@ pub struct Outcome {
     pub port_freed: Option<bool>,
 }
 
+impl RouteResult {
+    /// The retained figure that made the verdict, with its metric: the
+    /// off-heap figure for `off-heap-retention`, rss for the proc probe,
+    /// heapUsed otherwise.
+    pub fn headline_retained(&self) -> Option<(f64, &'static str)> {
+        let r = self.retained_bytes_per_request?;
+        let kind = self.verdict.as_ref().map(|v| v.kind);
+        Some(match kind {
+            Some(crate::verdict::VerdictKind::OffHeapRetention) => {
+                if r.array_buffers >= r.external.max(r.rss) * 0.5 && r.array_buffers > 0.0 {
+                    (r.array_buffers, "arrayBuffers")
+                } else if r.external >= r.rss * 0.5 && r.external > 0.0 {
+                    (r.external, "external")
+                } else {
+                    (r.rss, "rss")
+                }
+            }
+            _ if self.baseline.as_ref().is_some_and(|b| b.heap_used == 0) => (r.rss, "rss"),
+            _ => (r.heap_used, "heapUsed"),
+        })
+    }
+}
+
 impl RunResult {
     /// True when a route's verdict says memory is retained.
     pub fn any_leak(&self) -> bool {
         self.routes
             .iter()
             .any(|r| r.verdict.as_ref().is_some_and(|v| v.leak))
+    }
+}
+
+/// A run compared with the previous release's result (`--baseline`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Where the previous result came from (its path).
+    pub baseline: String,
+    pub tolerance: f64,
+    pub routes: Vec<RouteComparison>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteComparison {
+    pub route: String,
+    /// Retained heapUsed bytes per request, before and now.
+    pub old_retained_per_request: Option<f64>,
+    pub new_retained_per_request: Option<f64>,
+    /// Last after-GC heapUsed, bytes, before and now.
+    pub old_after_gc_heap_used: Option<u64>,
+    pub new_after_gc_heap_used: Option<u64>,
+    pub old_verdict: Option<String>,
+    pub new_verdict: Option<String>,
+    pub regressed: bool,
+    /// One sentence with both figures.
+    pub message: String,
+}
+
+impl Comparison {
+    pub fn regressions(&self) -> impl Iterator<Item = &RouteComparison> {
+        self.routes.iter().filter(|r| r.regressed)
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod attach;
 pub mod load;
+pub mod report;
 pub mod run;
 pub mod sample;
 pub mod snapshot;

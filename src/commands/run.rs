@@ -17,7 +17,6 @@ use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, Ta
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::report::progress::Progress;
-use crate::report::{Exporter, JsonExporter, TerminalExporter, write_output};
 use crate::target::{LaunchSpec, Stopped, Target, port};
 use crate::verdict::Options;
 use tokio::sync::watch;
@@ -115,7 +114,10 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         }
     }
     progress.say(&format!("done in {:.2} s", started.elapsed().as_secs_f64()));
-    emit(&props, &result)?;
+    // A baseline that cannot be read must not lose this run's readings.
+    let compared = crate::report::attach_comparison(&mut result, &props.output);
+    crate::report::emit_all(&result, &props.output)?;
+    compared?;
     if let Some(error) = &result.outcome.error {
         eprintln!("error: {error}");
     }
@@ -129,9 +131,13 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
              nothing; see the verdict above"
         );
     }
+    let regressed = result
+        .comparison
+        .as_ref()
+        .is_some_and(|c| c.regressions().next().is_some());
     Ok(if result.outcome.status != "complete" || load_failed {
         RunEnd::Failed
-    } else if result.any_leak() {
+    } else if result.any_leak() || regressed {
         RunEnd::Leak
     } else {
         RunEnd::Clean
@@ -389,6 +395,7 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
         },
         routes: Vec::new(),
         outcome: Outcome::default(),
+        comparison: None,
     }
 }
 
@@ -411,18 +418,4 @@ async fn wait_port_free(addr: SocketAddr) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     false
-}
-
-/// Terminal table on stdout (stderr when the JSON takes stdout), JSON where asked.
-fn emit(props: &RunProps, result: &RunResult) -> anyhow::Result<()> {
-    let table = TerminalExporter.render(result)?;
-    if props.json.as_deref() == Some("-") {
-        eprint!("{table}");
-    } else {
-        print!("{table}");
-    }
-    if let Some(path) = &props.json {
-        write_output(path, &JsonExporter.render(result)?)?;
-    }
-    Ok(())
 }

@@ -1,12 +1,18 @@
 //! Rendering a `RunResult`. One renderer per format behind `Exporter`;
 //! the progress display lives in `progress`.
 
+pub mod baseline;
+pub mod html;
 mod json;
 pub mod load;
+mod markdown;
 pub mod progress;
+mod svg;
 mod terminal;
 
+pub use html::HtmlExporter;
 pub use json::JsonExporter;
+pub use markdown::MarkdownExporter;
 pub use terminal::TerminalExporter;
 
 use crate::model::RunResult;
@@ -29,4 +35,45 @@ pub fn write_output(path: &str, text: &str) -> anyhow::Result<()> {
         std::fs::write(path, text)
             .with_context(|| format!("cannot write {path}; check the directory exists"))
     }
+}
+
+/// Writes every report the user asked for: the terminal table on stdout
+/// (on stderr when another format takes stdout), then the files.
+pub fn emit_all(result: &RunResult, output: &crate::cli::OutputProps) -> anyhow::Result<()> {
+    let table = TerminalExporter.render(result)?;
+    let stdout_taken =
+        output.json.as_deref() == Some("-") || output.markdown.as_deref() == Some("-");
+    if stdout_taken {
+        eprint!("{table}");
+    } else {
+        print!("{table}");
+    }
+    if let Some(comparison) = &result.comparison {
+        for route in &comparison.routes {
+            eprintln!("baseline: {}", route.message);
+        }
+    }
+    let files: [(&Option<String>, &dyn Exporter); 3] = [
+        (&output.json, &JsonExporter),
+        (&output.html, &HtmlExporter),
+        (&output.markdown, &MarkdownExporter),
+    ];
+    for (path, exporter) in files {
+        if let Some(path) = path {
+            write_output(path, &exporter.render(result)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// Adds the comparison with `--baseline`, if one was asked for.
+pub fn attach_comparison(
+    result: &mut RunResult,
+    output: &crate::cli::OutputProps,
+) -> anyhow::Result<()> {
+    if let Some(path) = &output.baseline {
+        let previous = baseline::load_result(path)?;
+        result.comparison = Some(baseline::compare(&previous, result, path, output.tolerance));
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ import { createServer } from 'node:http';
 
 const port = Number(process.argv[2]);
 
-const kept = [];                  // /leak: a record per request (~0.4 KB)
+const kept = [];                  // /leak: a record per request (~0.7 KB; LEAK_PAD sets its string)
 let smallHead = null;             // /small: a 48-byte record per request (linked, so growth is even)
 let smallCount = 0;
 const buffers = [];               // /buffers, /buffers-filled: 64 KB each, off the V8 heap
@@ -29,7 +29,7 @@ const routes = {
     ok(res);
   },
   '/leak': (req, res) => {
-    kept.push({ at: Date.now(), url: req.url, headers: { ...req.headers }, body: 'x'.repeat(256) });
+    kept.push({ at: Date.now(), url: req.url, headers: { ...req.headers }, body: Buffer.alloc(Number(process.env.LEAK_PAD ?? 256), 120).toString('latin1') });
     ok(res);
   },
   '/small': (req, res, url) => {

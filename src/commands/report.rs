@@ -1,0 +1,23 @@
+//! `leakcheck report`: render a saved result again, optionally compared with
+//! a baseline. Exits 1 when a route regressed against the baseline.
+
+use crate::cli::ReportProps;
+use crate::report::baseline::load_result;
+use crate::report::{attach_comparison, emit_all};
+
+use super::run::RunEnd;
+
+pub async fn run(props: ReportProps) -> anyhow::Result<RunEnd> {
+    let mut result = load_result(&props.result)?;
+    attach_comparison(&mut result, &props.output)?;
+    emit_all(&result, &props.output)?;
+    let regressed = result
+        .comparison
+        .as_ref()
+        .is_some_and(|c| c.regressions().next().is_some());
+    Ok(if regressed {
+        RunEnd::Leak
+    } else {
+        RunEnd::Clean
+    })
+}

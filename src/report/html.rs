@@ -1,0 +1,320 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no script,
+//! no network) that reads top-down: per route the verdict first, then the
+//! charts, the cycle table and the load figures.
+
+use std::fmt::Write;
+
+use super::Exporter;
+use super::svg::{FitLine, Series, Style, legend, line_chart};
+use crate::model::{RouteResult, RunResult};
+use crate::units::{MB, mb_cell, per_request};
+
+pub struct HtmlExporter;
+
+/// Escapes text for HTML content and attributes.
+pub fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = r#"
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1b1b1b; background: #fff; margin: 2rem auto; max-width: 1040px; padding: 0 1rem; }
+h1 { font-size: 1.5rem; margin: 0 0 .25rem; } h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; border-top: 1px solid #ccc; padding-top: 1rem; }
+.meta { color: #444; margin: 0 0 1rem; } code { font-size: .92em; }
+.verdict { border-left: 6px solid #555; padding: .5rem .9rem; background: #f6f6f6; margin: .5rem 0 1rem; }
+.verdict.leak { border-color: #B00020; background: #fff3f3; } .verdict.clean { border-color: #00795C; background: #f1fbf7; }
+.kind { font-weight: 700; text-transform: uppercase; letter-spacing: .03em; }
+.findings { margin: .3rem 0 0 1.2rem; padding: 0; } .action { margin: .3rem 0 0; }
+.charts { display: flex; flex-wrap: wrap; gap: .5rem 1rem; } .charts figure { margin: 0; }
+svg.chart text, svg.legend text { font: 11px system-ui, sans-serif; fill: #222; }
+svg.chart .chart-title { font-weight: 600; font-size: 12px; }
+svg.chart .grid { stroke: #ddd; stroke-width: 1; } svg .fit { stroke: #000; stroke-width: 1.5; stroke-dasharray: 1 3; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: right; } th { background: #f0f0f0; } td.l, th.l { text-align: left; white-space: nowrap; }
+.regressed { color: #B00020; font-weight: 700; }
+@media print { body { margin: 0; max-width: none; } h2 { break-before: auto; } .charts { break-inside: avoid; } }
+"#;
+
+impl Exporter for HtmlExporter {
+    fn render(&self, result: &RunResult) -> anyhow::Result<String> {
+        let mut out = String::new();
+        let leaks = result
+            .routes
+            .iter()
+            .filter(|r| r.verdict.as_ref().is_some_and(|v| v.leak))
+            .count();
+        let headline = match leaks {
+            0 => "no route keeps memory".to_string(),
+            1 => "1 route keeps memory".to_string(),
+            n => format!("{n} routes keep memory"),
+        };
+        let _ = write!(
+            out,
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>leakcheck: {}</title><style>{STYLE}</style></head><body>\n",
+            esc(&headline)
+        );
+        let _ = write!(out, "<h1>leakcheck: {}</h1>\n", esc(&headline));
+        let target = if result.target.command.is_empty() {
+            result.target.url.clone()
+        } else {
+            result.target.command.join(" ")
+        };
+        let _ = write!(
+            out,
+            "<p class=\"meta\">Target <code>{}</code>, Node {}, memory read through the {} probe. Load: {} cycles × {} requests on {} connections. Run {}.</p>\n",
+            esc(&target),
+            esc(result.target.node_version.as_deref().unwrap_or("?")),
+            esc(&result.target.probe),
+            result.settings.cycles,
+            result.settings.requests_per_cycle,
+            result.settings.connections,
+            esc(&result.outcome.status)
+        );
+        if let Some(error) = &result.outcome.error {
+            let _ = write!(
+                out,
+                "<p class=\"verdict leak\"><span class=\"kind\">Run {}</span>: {}</p>\n",
+                esc(&result.outcome.status),
+                esc(error)
+            );
+        }
+        render_overview(&mut out, result);
+        if let Some(comparison) = &result.comparison {
+            render_comparison(&mut out, comparison);
+        }
+        for (index, route) in result.routes.iter().enumerate() {
+            render_route(&mut out, route, index);
+        }
+        out.push_str("<p class=\"meta\">Memory in MB (2<sup>20</sup> bytes). After-GC readings follow a settled full collection; the fitted line is the least-squares trend of the after-GC series against requests sent.</p>\n</body></html>\n");
+        Ok(out)
+    }
+}
+
+/// One line per route at the top: what a reader needs before the details.
+fn render_overview(out: &mut String, result: &RunResult) {
+    out.push_str("<table><tr><th class=\"l\">route</th><th class=\"l\">verdict</th><th>retained / request</th><th>after-GC heapUsed, first → last</th><th>errors</th><th>non-2xx</th></tr>\n");
+    for (index, route) in result.routes.iter().enumerate() {
+        let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
+            format!("{}{}", v.kind.name(), if v.leak { " (leak)" } else { "" })
+        });
+        let retained = route
+            .headline_retained()
+            .map_or("–".to_string(), |(bytes, metric)| {
+                format!("{} ({metric})", per_request(bytes))
+            });
+        let first = route.baseline.as_ref().map(|s| s.heap_used);
+        let last = route.cycles.last().map(|c| c.after_gc.heap_used);
+        let series = match (first, last) {
+            (Some(a), Some(b)) => format!("{} → {} MB", mb_cell(a), mb_cell(b)),
+            _ => "–".to_string(),
+        };
+        let errors: u64 = route.cycles.iter().map(|c| c.errors).sum();
+        let non_2xx: u64 = route.cycles.iter().map(|c| c.non_2xx).sum();
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\"><a href=\"#route-{index}\">{}</a></td><td class=\"l\">{}</td><td>{retained}</td><td>{series}</td><td>{errors}</td><td>{non_2xx}</td></tr>\n",
+            esc(&route.route),
+            esc(&verdict)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn render_comparison(out: &mut String, comparison: &crate::model::Comparison) {
+    let _ = write!(
+        out,
+        "<h2>Compared with <code>{}</code></h2>\n<table><tr><th class=\"l\">route</th><th>retained / request before</th><th>now</th><th>after-GC heapUsed before</th><th>now</th><th class=\"l\">result</th></tr>\n",
+        esc(&comparison.baseline)
+    );
+    for r in &comparison.routes {
+        let _ = write!(
+            out,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l{}\">{}</td></tr>\n",
+            esc(&r.route),
+            r.old_retained_per_request.map_or("–".into(), per_request),
+            r.new_retained_per_request.map_or("–".into(), per_request),
+            r.old_after_gc_heap_used.map_or("–".into(), mb_cell),
+            r.new_after_gc_heap_used.map_or("–".into(), mb_cell),
+            if r.regressed { " regressed" } else { "" },
+            if r.regressed { "regressed" } else { "ok" }
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn render_route(out: &mut String, route: &RouteResult, index: usize) {
+    let _ = write!(
+        out,
+        "<h2 id=\"route-{index}\">Route <code>{}</code></h2>\n",
+        esc(&route.route)
+    );
+    match &route.verdict {
+        Some(v) => {
+            let class = if v.leak {
+                "leak"
+            } else if v.kind.name() == "no-retention" {
+                "clean"
+            } else {
+                ""
+            };
+            let _ = write!(
+                out,
+                "<div class=\"verdict {class}\"><span class=\"kind\">{}{}</span> — {}<p class=\"action\"><b>What to do:</b> {}</p>",
+                v.kind.name(),
+                if v.leak { " (leak)" } else { "" },
+                esc(&v.summary),
+                esc(&v.action)
+            );
+            if !v.findings.is_empty() {
+                out.push_str("<ul class=\"findings\">");
+                for f in &v.findings {
+                    let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&f.kind), esc(&f.message));
+                }
+                out.push_str("</ul>");
+            }
+            out.push_str("</div>\n");
+        }
+        None => out.push_str("<div class=\"verdict\">No cycle completed: no verdict.</div>\n"),
+    }
+    render_charts(out, route);
+    render_table(out, route);
+}
+
+fn render_charts(out: &mut String, route: &RouteResult) {
+    let Some(baseline) = &route.baseline else {
+        return;
+    };
+    let labels: Vec<String> = (0..=route.cycles.len()).map(|i| i.to_string()).collect();
+    out.push_str("<div class=\"charts\">");
+    for (title, metric) in [
+        ("heapUsed", "heapUsed"),
+        ("rss", "rss"),
+        ("external", "external"),
+        ("arrayBuffers", "arrayBuffers"),
+    ] {
+        let read = |s: &crate::probe::Sample| match metric {
+            "heapUsed" => s.heap_used,
+            "rss" => s.rss,
+            "external" => s.external,
+            _ => s.array_buffers,
+        } as f64
+            / MB;
+        let after_gc: Vec<Option<f64>> = std::iter::once(Some(read(baseline)))
+            .chain(route.cycles.iter().map(|c| Some(read(&c.after_gc))))
+            .collect();
+        let after_load: Vec<Option<f64>> = std::iter::once(None)
+            .chain(route.cycles.iter().map(|c| Some(read(&c.after_load))))
+            .collect();
+        let fit = fitted_line(route, metric, &after_gc);
+        let series = [
+            Series {
+                label: "after GC",
+                values: after_gc,
+                style: Style::Primary,
+            },
+            Series {
+                label: "after load",
+                values: after_load,
+                style: Style::Secondary,
+            },
+        ];
+        out.push_str("<figure>");
+        out.push_str(&line_chart(title, "MB", &labels, &series, fit.as_ref()));
+        out.push_str("</figure>");
+    }
+    out.push_str("</div>");
+    out.push_str(&legend());
+    out.push('\n');
+}
+
+/// The verdict's fit, drawn from its first fitted cycle to the last, through
+/// the after-GC mean (the least-squares line passes through the means).
+fn fitted_line(route: &RouteResult, metric: &str, after_gc: &[Option<f64>]) -> Option<FitLine> {
+    let fit = route
+        .verdict
+        .as_ref()?
+        .fits
+        .iter()
+        .find(|f| f.metric == metric)?;
+    let first = fit.fitted_from_cycle as usize;
+    let last = route.cycles.len();
+    if last <= first {
+        return None;
+    }
+    let mut cumulative = vec![0.0];
+    for c in &route.cycles {
+        cumulative.push(cumulative.last().copied().unwrap_or(0.0) + c.responses as f64);
+    }
+    let xs = &cumulative[first..=last];
+    let ys: Vec<f64> = after_gc[first..=last]
+        .iter()
+        .map(|v| v.unwrap_or(0.0))
+        .collect();
+    let mean_x = xs.iter().sum::<f64>() / xs.len() as f64;
+    let mean_y = ys.iter().sum::<f64>() / ys.len() as f64;
+    let slope = fit.slope_bytes_per_request / MB;
+    let at = |x: f64| mean_y + slope * (x - mean_x);
+    Some(FitLine {
+        from: (first as f64, at(xs[0])),
+        to: (last as f64, at(xs[xs.len() - 1])),
+    })
+}
+
+fn render_table(out: &mut String, route: &RouteResult) {
+    out.push_str("<table><tr><th>cycle</th><th class=\"l\">reading</th><th>rss</th><th>heapTotal</th><th>heapUsed</th><th>external</th><th>arrayBuffers</th><th>requests</th><th>errors</th><th>non-2xx</th><th>req/s</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>\n");
+    let cells = |s: &crate::probe::Sample| {
+        format!(
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            mb_cell(s.rss),
+            mb_cell(s.heap_total),
+            mb_cell(s.heap_used),
+            mb_cell(s.external),
+            mb_cell(s.array_buffers)
+        )
+    };
+    if let Some(b) = &route.baseline {
+        let _ = write!(
+            out,
+            "<tr><td>0</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>\n",
+            cells(b)
+        );
+    }
+    for c in &route.cycles {
+        let latency = c.load.latency_ms.as_ref();
+        let ms = |f: fn(&crate::load::LatencySummary) -> f64| {
+            latency.map_or("–".into(), |l| format!("{:.2}", f(l)))
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"l\">after load</td>{}<td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            c.cycle,
+            cells(&c.after_load),
+            c.requests,
+            c.errors,
+            c.non_2xx,
+            c.load.requests_per_second,
+            ms(|l| l.p50),
+            ms(|l| l.p99),
+            ms(|l| l.max)
+        );
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>\n",
+            c.cycle,
+            cells(&c.after_gc)
+        );
+    }
+    out.push_str("</table>\n");
+    if let Some(r) = &route.retained_bytes_per_request {
+        let _ = write!(
+            out,
+            "<p>Retained per request: heapUsed <b>{}</b> · external {} · arrayBuffers {} · rss {}</p>\n",
+            per_request(r.heap_used),
+            per_request(r.external),
+            per_request(r.array_buffers),
+            per_request(r.rss)
+        );
+    }
+}

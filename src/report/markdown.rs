@@ -1,0 +1,121 @@
+//! The Markdown summary for a pull request or a CI step summary: one
+//! GitHub-flavoured table (verdict per route, retained per request,
+//! after-GC series), the findings as a list, and the baseline comparison.
+//! No raw HTML, so it renders anywhere GFM does.
+
+use std::fmt::Write;
+
+use super::Exporter;
+use crate::model::RunResult;
+use crate::units::{MB, per_request};
+
+pub struct MarkdownExporter;
+
+/// Makes text safe inside a table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+impl Exporter for MarkdownExporter {
+    fn render(&self, result: &RunResult) -> anyhow::Result<String> {
+        let mut out = String::new();
+        let leaks = result
+            .routes
+            .iter()
+            .filter(|r| r.verdict.as_ref().is_some_and(|v| v.leak))
+            .count();
+        let _ = writeln!(
+            out,
+            "### leakcheck: {}\n",
+            if leaks == 0 {
+                "no route keeps memory".to_string()
+            } else {
+                format!("{leaks} of {} routes keep memory", result.routes.len())
+            }
+        );
+        let _ = writeln!(
+            out,
+            "{} cycles × {} requests, {} connections, {} probe, Node {}. Run {}.\n",
+            result.settings.cycles,
+            result.settings.requests_per_cycle,
+            result.settings.connections,
+            result.target.probe,
+            result.target.node_version.as_deref().unwrap_or("?"),
+            result.outcome.status
+        );
+        let _ = writeln!(
+            out,
+            "| route | verdict | retained / request | after-GC heapUsed (MB) | errors / non-2xx |"
+        );
+        let _ = writeln!(out, "|---|---|--:|---|--:|");
+        for route in &result.routes {
+            let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
+                format!("{}{}", v.kind.name(), if v.leak { " ⚠" } else { "" })
+            });
+            let retained = route
+                .headline_retained()
+                .map_or("–".to_string(), |(bytes, metric)| {
+                    format!("{} ({metric})", per_request(bytes))
+                });
+            let series: Vec<String> = route
+                .baseline
+                .iter()
+                .chain(route.cycles.iter().map(|c| &c.after_gc))
+                .map(|s| format!("{:.1}", s.heap_used as f64 / MB))
+                .collect();
+            let errors: u64 = route.cycles.iter().map(|c| c.errors).sum();
+            let non_2xx: u64 = route.cycles.iter().map(|c| c.non_2xx).sum();
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} | {} | {} / {} |",
+                cell(&route.route),
+                verdict,
+                retained,
+                series.join(" → "),
+                errors,
+                non_2xx
+            );
+        }
+        out.push('\n');
+        for route in &result.routes {
+            let Some(v) = &route.verdict else { continue };
+            let _ = writeln!(
+                out,
+                "- `{}`: {}. *What to do:* {}",
+                cell(&route.route),
+                v.summary,
+                v.action
+            );
+            for f in &v.findings {
+                let _ = writeln!(out, "  - {}: {}", f.kind, f.message);
+            }
+        }
+        if let Some(error) = &result.outcome.error {
+            let _ = writeln!(out, "\n**Run {}:** {}", result.outcome.status, error);
+        }
+        if let Some(comparison) = &result.comparison {
+            let _ = writeln!(out, "\n#### Compared with `{}`\n", comparison.baseline);
+            let _ = writeln!(
+                out,
+                "| route | retained / request before | now | after-GC heapUsed before | now | result |"
+            );
+            let _ = writeln!(out, "|---|--:|--:|--:|--:|---|");
+            for r in &comparison.routes {
+                let mbs = |b: Option<u64>| {
+                    b.map_or("–".to_string(), |b| format!("{:.1} MB", b as f64 / MB))
+                };
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} | {} | {} |",
+                    cell(&r.route),
+                    r.old_retained_per_request.map_or("–".into(), per_request),
+                    r.new_retained_per_request.map_or("–".into(), per_request),
+                    mbs(r.old_after_gc_heap_used),
+                    mbs(r.new_after_gc_heap_used),
+                    if r.regressed { "**regressed**" } else { "ok" }
+                );
+            }
+        }
+        Ok(out)
+    }
+}

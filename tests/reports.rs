@@ -1,0 +1,232 @@
+//! Reports of real runs: the HTML structure, GitHub-flavoured Markdown, the
+//! JSON validated against schema.json (complete and failed runs), `report`
+//! re-rendering a saved result, and the baseline comparison of two runs.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+struct Outputs {
+    _dir: tempfile::TempDir,
+    json: String,
+    html: String,
+    markdown: String,
+}
+
+fn outputs() -> Outputs {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    Outputs {
+        json: path("result.json"),
+        html: path("report.html"),
+        markdown: path("report.md"),
+        _dir: dir,
+    }
+}
+
+/// Runs the rows server with `args` and the given environment.
+fn run_rows(args: &[&str], env: &[(&str, &str)]) -> Finished {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let command = target_command("rows-server.mjs", port);
+    let mut all = vec!["run", "--url", &url, "-q"];
+    all.extend_from_slice(args);
+    let mut leakcheck_command = leakcheck();
+    leakcheck_command
+        .args(with_command(&all, &command))
+        .envs(env.iter().copied());
+    finish(leakcheck_command)
+}
+
+fn finish(mut command: Command) -> Finished {
+    let output = command.output().unwrap();
+    Finished {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn validate(json_text: &str) {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo_path("schema.json")).unwrap()).unwrap();
+    let instance: serde_json::Value = serde_json::from_str(json_text).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema.json is a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the result does not match schema.json:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn a_real_run_renders_html_markdown_and_schema_valid_json() {
+    let out = outputs();
+    let args = [
+        "--route",
+        "/churn",
+        "--route",
+        "/leak",
+        "-a",
+        "2000",
+        "--json",
+        &out.json,
+        "--html",
+        &out.html,
+        "--markdown",
+        &out.markdown,
+    ];
+    let finished = run_rows(&args, &[]);
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+
+    let html = std::fs::read_to_string(&out.html).unwrap();
+    assert!(html.starts_with("<!doctype html>"));
+    assert!(
+        html.contains("<h1>leakcheck: 1 route keeps memory</h1>"),
+        "the headline comes first"
+    );
+    assert_eq!(
+        html.matches("<svg class=\"chart\"").count(),
+        8,
+        "four charts per route"
+    );
+    assert_eq!(
+        html.matches("class=\"fit\"").count() >= 2,
+        true,
+        "fitted lines are drawn"
+    );
+    assert!(html.contains("<h2 id=\"route-1\">Route <code>/leak</code></h2>"));
+    assert!(html.contains("RETENTION") || html.contains(">retention (leak)<"));
+    for forbidden in ["<script", "src=", "http://", "https://", "@import"] {
+        assert!(
+            !html.contains(forbidden),
+            "self-contained: found {forbidden}"
+        );
+    }
+    assert!(html.contains("@media print"));
+
+    let markdown = std::fs::read_to_string(&out.markdown).unwrap();
+    assert!(!markdown.contains('<'), "no raw HTML in the Markdown");
+    let table: Vec<&str> = markdown.lines().filter(|l| l.starts_with('|')).collect();
+    assert_eq!(table.len(), 4, "header, separator, two routes:\n{markdown}");
+    let pipes = |line: &str| line.replace("\\|", "").matches('|').count();
+    assert!(
+        table.iter().all(|l| pipes(l) == pipes(table[0])),
+        "aligned columns:\n{markdown}"
+    );
+    assert!(markdown.contains("| `/leak` | retention ⚠ |"), "{markdown}");
+
+    validate(&std::fs::read_to_string(&out.json).unwrap());
+
+    // `leakcheck report` renders the same HTML from the saved result.
+    let again = outputs();
+    let finished = finish({
+        let mut c = leakcheck();
+        c.args([
+            "report",
+            &out.json,
+            "--html",
+            &again.html,
+            "--markdown",
+            &again.markdown,
+        ]);
+        c
+    });
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    assert_eq!(std::fs::read_to_string(&again.html).unwrap(), html);
+    assert_eq!(std::fs::read_to_string(&again.markdown).unwrap(), markdown);
+}
+
+#[test]
+fn a_failed_run_still_matches_the_schema() {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let command = target_command("fault-server.mjs", port);
+    let args = [
+        "run",
+        "--url",
+        &url,
+        "--route",
+        "/exit-after?n=1500",
+        "-a",
+        "1000",
+        "--json",
+        "-",
+        "-q",
+    ];
+    let finished = run_leakcheck(&with_command(&args, &command));
+    assert_eq!(finished.code, 2);
+    validate(&finished.stdout);
+}
+
+#[test]
+fn baseline_passes_an_unchanged_route_and_fails_one_that_keeps_more() {
+    let base = outputs();
+    // A gate well above the leak, so only the comparison decides.
+    let gate = ["--max-retained", "100KB"];
+    let mut args = vec!["--route", "/leak", "-a", "3000", "--json", &base.json];
+    args.extend_from_slice(&gate);
+    assert_eq!(run_rows(&args, &[]).code, 0);
+
+    let same = outputs();
+    let mut args = vec![
+        "--route",
+        "/leak",
+        "-a",
+        "3000",
+        "--json",
+        &same.json,
+        "--baseline",
+        &base.json,
+    ];
+    args.extend_from_slice(&gate);
+    let unchanged = run_rows(&args, &[]);
+    assert_eq!(unchanged.code, 0, "{}", unchanged.stderr);
+    assert!(
+        unchanged.stderr.contains("/leak: retained"),
+        "{}",
+        unchanged.stderr
+    );
+    assert!(
+        unchanged.stderr.contains("within tolerance"),
+        "{}",
+        unchanged.stderr
+    );
+
+    // The same route now keeps a 4 KB string per request instead of 256 B.
+    let more = outputs();
+    let mut args = vec![
+        "--route",
+        "/leak",
+        "-a",
+        "3000",
+        "--json",
+        &more.json,
+        "--baseline",
+        &base.json,
+    ];
+    args.extend_from_slice(&gate);
+    let regressed = run_rows(&args, &[("LEAK_PAD", "4096")]);
+    assert_eq!(regressed.code, 1, "{}", regressed.stderr);
+    assert!(
+        regressed.stderr.contains("/leak regressed: retained"),
+        "{}",
+        regressed.stderr
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&more.json).unwrap()).unwrap();
+    let row = &json["comparison"]["routes"][0];
+    assert_eq!(row["regressed"], true);
+    let (old, new) = (
+        row["old_retained_per_request"].as_f64().unwrap(),
+        row["new_retained_per_request"].as_f64().unwrap(),
+    );
+    assert!(new > old + 3000.0, "the message's figures: {old} → {new}");
+    validate(&std::fs::read_to_string(&more.json).unwrap());
+}
