@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Start a server, load it in cycles with forced collections between them, and judge the growth.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Send an exact or timed HTTP/1.1 load and report throughput, latency and errors.
     Load(LoadArgs),
     /// Take one memory reading of a running target, optionally after a settled full collection.

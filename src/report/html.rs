@@ -55,15 +55,15 @@ impl Exporter for HtmlExporter {
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>leakcheck: {}</title><style>{STYLE}</style></head><body>\n",
             esc(&headline)
         );
-        let _ = write!(out, "<h1>leakcheck: {}</h1>\n", esc(&headline));
+        let _ = writeln!(out, "<h1>leakcheck: {}</h1>", esc(&headline));
         let target = if result.target.command.is_empty() {
             result.target.url.clone()
         } else {
             result.target.command.join(" ")
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"meta\">Target <code>{}</code>, Node {}, memory read through the {} probe. Load: {} cycles × {} requests on {} connections. Run {}.</p>\n",
+            "<p class=\"meta\">Target <code>{}</code>, Node {}, memory read through the {} probe. Load: {} cycles × {} requests on {} connections. Run {}.</p>",
             esc(&target),
             esc(result.target.node_version.as_deref().unwrap_or("?")),
             esc(&result.target.probe),
@@ -73,9 +73,9 @@ impl Exporter for HtmlExporter {
             esc(&result.outcome.status)
         );
         if let Some(error) = &result.outcome.error {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<p class=\"verdict leak\"><span class=\"kind\">Run {}</span>: {}</p>\n",
+                "<p class=\"verdict leak\"><span class=\"kind\">Run {}</span>: {}</p>",
                 esc(&result.outcome.status),
                 esc(error)
             );
@@ -112,9 +112,9 @@ fn render_overview(out: &mut String, result: &RunResult) {
         };
         let errors: u64 = route.cycles.iter().map(|c| c.errors).sum();
         let non_2xx: u64 = route.cycles.iter().map(|c| c.non_2xx).sum();
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr><td class=\"l\"><a href=\"#route-{index}\">{}</a></td><td class=\"l\">{}</td><td>{retained}</td><td>{series}</td><td>{errors}</td><td>{non_2xx}</td></tr>\n",
+            "<tr><td class=\"l\"><a href=\"#route-{index}\">{}</a></td><td class=\"l\">{}</td><td>{retained}</td><td>{series}</td><td>{errors}</td><td>{non_2xx}</td></tr>",
             esc(&route.route),
             esc(&verdict)
         );
@@ -129,9 +129,9 @@ fn render_comparison(out: &mut String, comparison: &crate::model::Comparison) {
         esc(&comparison.baseline)
     );
     for r in &comparison.routes {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l{}\">{}</td></tr>\n",
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l{}\">{}</td></tr>",
             esc(&r.route),
             r.old_retained_per_request.map_or("–".into(), per_request),
             r.new_retained_per_request.map_or("–".into(), per_request),
@@ -145,9 +145,9 @@ fn render_comparison(out: &mut String, comparison: &crate::model::Comparison) {
 }
 
 fn render_route(out: &mut String, route: &RouteResult, index: usize) {
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<h2 id=\"route-{index}\">Route <code>{}</code></h2>\n",
+        "<h2 id=\"route-{index}\">Route <code>{}</code></h2>",
         esc(&route.route)
     );
     match &route.verdict {
@@ -275,9 +275,9 @@ fn render_table(out: &mut String, route: &RouteResult) {
         )
     };
     if let Some(b) = &route.baseline {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr><td>0</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>\n",
+            "<tr><td>0</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>",
             cells(b)
         );
     }
@@ -286,9 +286,9 @@ fn render_table(out: &mut String, route: &RouteResult) {
         let ms = |f: fn(&crate::load::LatencySummary) -> f64| {
             latency.map_or("–".into(), |l| format!("{:.2}", f(l)))
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"l\">after load</td>{}<td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td class=\"l\">after load</td>{}<td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             c.cycle,
             cells(&c.after_load),
             c.requests,
@@ -299,18 +299,18 @@ fn render_table(out: &mut String, route: &RouteResult) {
             ms(|l| l.p99),
             ms(|l| l.max)
         );
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>\n",
+            "<tr><td>{}</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>",
             c.cycle,
             cells(&c.after_gc)
         );
     }
     out.push_str("</table>\n");
     if let Some(r) = &route.retained_bytes_per_request {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p>Retained per request: heapUsed <b>{}</b> · external {} · arrayBuffers {} · rss {}</p>\n",
+            "<p>Retained per request: heapUsed <b>{}</b> · external {} · arrayBuffers {} · rss {}</p>",
             per_request(r.heap_used),
             per_request(r.external),
             per_request(r.array_buffers),
