@@ -128,6 +128,20 @@ impl RouteResult {
 }
 
 impl RunResult {
+    /// "no route keeps memory", "1 route keeps memory", "2 routes keep memory".
+    pub fn headline(&self) -> String {
+        let leaks = self
+            .routes
+            .iter()
+            .filter(|r| r.verdict.as_ref().is_some_and(|v| v.leak))
+            .count();
+        match leaks {
+            0 => "no route keeps memory".to_string(),
+            1 => "1 route keeps memory".to_string(),
+            n => format!("{n} routes keep memory"),
+        }
+    }
+
     /// True when a route's verdict says memory is retained.
     pub fn any_leak(&self) -> bool {
         self.routes

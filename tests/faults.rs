@@ -139,36 +139,11 @@ fn target_ignoring_sigterm_is_killed_after_the_grace_period() {
     leakcheck_command
         .args(with_command(&args, &command))
         .env("IGNORE_SIGTERM", "1");
-    let finished = finish(leakcheck_command);
+    let finished = run_to_end(leakcheck_command);
     let json = finished.json();
     assert_eq!(json["outcome"]["target_stopped"], "Killed");
     assert_eq!(json["outcome"]["port_freed"], true);
     assert!(none_running(&command));
-}
-
-fn finish(mut command: std::process::Command) -> Finished {
-    command.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut guard = Guard::spawn(&mut command);
-    let mut err = guard.0.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).ok();
-        s
-    });
-    let mut stdout = String::new();
-    guard
-        .0
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    let status = guard.wait_within(RUN_DEADLINE);
-    Finished {
-        code: status.code().unwrap_or(-1),
-        stdout,
-        stderr: reader.join().unwrap(),
-    }
 }
 
 /// Starts a long run, signals leakcheck once the baseline is taken, and

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
 
 struct Outputs {
@@ -37,16 +35,7 @@ fn run_rows(args: &[&str], env: &[(&str, &str)]) -> Finished {
     leakcheck_command
         .args(with_command(&all, &command))
         .envs(env.iter().copied());
-    finish(leakcheck_command)
-}
-
-fn finish(mut command: Command) -> Finished {
-    let output = command.output().unwrap();
-    Finished {
-        code: output.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
+    run_to_end(leakcheck_command)
 }
 
 fn validate(json_text: &str) {
@@ -125,7 +114,7 @@ fn a_real_run_renders_html_markdown_and_schema_valid_json() {
 
     // `leakcheck report` renders the same HTML from the saved result.
     let again = outputs();
-    let finished = finish({
+    let finished = run_to_end({
         let mut c = leakcheck();
         c.args([
             "report",

@@ -33,33 +33,10 @@ fn check(
     args.extend(["--", &node, &script, &port_text]);
     let mut command = leakcheck();
     command.args(&args).envs(env.iter().copied());
-    let finished = run_command(command);
+    let finished = run_to_end(command);
     assert!(port_is_free(port), "port {port} left busy");
     let json = finished.json();
     (finished, json)
-}
-
-fn run_command(mut command: Command) -> Finished {
-    use std::io::Read;
-    command
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut guard = Guard::spawn(&mut command);
-    let mut out = guard.0.stdout.take().unwrap();
-    let mut err = guard.0.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).ok();
-        s
-    });
-    let mut stdout = String::new();
-    out.read_to_string(&mut stdout).unwrap();
-    let status = guard.wait_within(RUN_DEADLINE);
-    Finished {
-        code: status.code().unwrap_or(-1),
-        stdout,
-        stderr: reader.join().unwrap(),
-    }
 }
 
 fn verdict(json: &serde_json::Value, index: usize) -> &serde_json::Value {

@@ -40,16 +40,7 @@ th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: right; } th {
 impl Exporter for HtmlExporter {
     fn render(&self, result: &RunResult) -> anyhow::Result<String> {
         let mut out = String::new();
-        let leaks = result
-            .routes
-            .iter()
-            .filter(|r| r.verdict.as_ref().is_some_and(|v| v.leak))
-            .count();
-        let headline = match leaks {
-            0 => "no route keeps memory".to_string(),
-            1 => "1 route keeps memory".to_string(),
-            n => format!("{n} routes keep memory"),
-        };
+        let headline = result.headline();
         let _ = write!(
             out,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>leakcheck: {}</title><style>{STYLE}</style></head><body>\n",

@@ -19,20 +19,7 @@ fn cell(text: &str) -> String {
 impl Exporter for MarkdownExporter {
     fn render(&self, result: &RunResult) -> anyhow::Result<String> {
         let mut out = String::new();
-        let leaks = result
-            .routes
-            .iter()
-            .filter(|r| r.verdict.as_ref().is_some_and(|v| v.leak))
-            .count();
-        let _ = writeln!(
-            out,
-            "### leakcheck: {}\n",
-            if leaks == 0 {
-                "no route keeps memory".to_string()
-            } else {
-                format!("{leaks} of {} routes keep memory", result.routes.len())
-            }
-        );
+        let _ = writeln!(out, "### leakcheck: {}\n", result.headline());
         let _ = writeln!(
             out,
             "{} cycles × {} requests, {} connections, {} probe, Node {}. Run {}.\n",

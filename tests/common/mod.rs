@@ -91,8 +91,13 @@ impl Finished {
 /// Runs leakcheck with `args` to the end (bounded by `RUN_DEADLINE`).
 pub fn run_leakcheck(args: &[&str]) -> Finished {
     let mut command = leakcheck();
+    command.args(args);
+    run_to_end(command)
+}
+
+/// Runs `command` to the end (bounded by `RUN_DEADLINE`), capturing its output.
+pub fn run_to_end(mut command: Command) -> Finished {
     command
-        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
