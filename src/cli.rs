@@ -31,6 +31,36 @@ pub enum Command {
     Snapshot(SnapshotArgs),
     /// Render a saved JSON result again (HTML, Markdown), optionally against a baseline.
     Report(ReportArgs),
+    /// Summarise one heap snapshot: totals, classes, largest retainers.
+    Inspect(InspectArgs),
+    /// Compare two heap snapshots of one process and name what holds the growth.
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A V8 .heapsnapshot file, of any size.
+    pub snapshot: std::path::PathBuf,
+    /// Rows per table.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Write the report as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The earlier snapshot.
+    pub before: std::path::PathBuf,
+    /// The later snapshot of the same process.
+    pub after: std::path::PathBuf,
+    /// Rows per table.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Write the report as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
 }
 
 /// Where results go besides the terminal, and what they are compared with.

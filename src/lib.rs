@@ -50,6 +50,8 @@ pub fn run() -> ExitCode {
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
             Command::Report(args) => commands::report::run(args.into_props()?).await,
+            Command::Inspect(args) => commands::heap::inspect(args).map(clean),
+            Command::Diff(args) => commands::heap::diff(args).map(clean),
         }
     });
     match outcome {
@@ -62,3 +64,4 @@ pub fn run() -> ExitCode {
         }
     }
 }
+pub mod snapshot;

@@ -1,0 +1,157 @@
+//! `leakcheck inspect` and `leakcheck diff`: the snapshot engine on files.
+//! (clap's argument structs stop here; the engine takes paths and numbers.)
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use crate::cli::{DiffArgs, InspectArgs};
+use crate::report::write_output;
+use crate::snapshot::{
+    Analysis, DiffReport, InspectReport, analyse_file, diff_report, inspect_report,
+};
+use crate::units::mb;
+
+fn load(path: &std::path::Path) -> anyhow::Result<Analysis> {
+    let started = Instant::now();
+    let analysis = analyse_file(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    eprintln!(
+        "{}: {} nodes, {} edges, {:.1} MB read and analysed in {:.2} s",
+        path.display(),
+        analysis.graph.node_count(),
+        analysis.graph.edge_count(),
+        analysis.graph.file_bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(analysis)
+}
+
+fn emit(json: Option<&str>, text: &str, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    if json == Some("-") {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    if let Some(path) = json {
+        write_output(path, &(serde_json::to_string_pretty(value)? + "\n"))?;
+    }
+    Ok(())
+}
+
+pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
+    let analysis = load(&args.snapshot)?;
+    let report = inspect_report(&analysis, args.top);
+    emit(args.json.as_deref(), &inspect_text(&report), &report)
+}
+
+pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
+    let before = load(&args.before)?;
+    let after = load(&args.after)?;
+    let report = diff_report(&before, &after, args.top);
+    emit(args.json.as_deref(), &diff_text(&report), &report)
+}
+
+fn inspect_text(r: &InspectReport) -> String {
+    let mut out = String::new();
+    let t = &r.totals;
+    let _ = writeln!(
+        out,
+        "{} nodes, {} edges, {} strings; self sizes {}",
+        t.nodes,
+        t.edges,
+        t.strings,
+        mb(t.self_size as f64)
+    );
+    let _ = writeln!(
+        out,
+        "\n{:<48} {:>9} {:>12} {:>14}",
+        "class", "count", "self size", "retained size"
+    );
+    for c in &r.classes {
+        let _ = writeln!(
+            out,
+            "{:<48} {:>9} {:>12} {:>14}",
+            clip(&c.class, 48),
+            c.count,
+            c.self_size,
+            c.retained_size
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nlargest retainers\n{:<12} {:<40} {:>12} {:>14} {:>8}",
+        "id", "class", "self size", "retained size", "distance"
+    );
+    for o in &r.largest_retainers {
+        let _ = writeln!(
+            out,
+            "@{:<11} {:<40} {:>12} {:>14} {:>8}",
+            o.id,
+            clip(&o.class, 40),
+            o.self_size,
+            o.retained_size,
+            o.distance
+        );
+    }
+    out
+}
+
+fn diff_text(r: &DiffReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "nodes  {} -> {}", r.before.nodes, r.after.nodes);
+    let _ = writeln!(
+        out,
+        "\n{:<44} {:>8} {:>9} {:>8} {:>12} {:>11} {:>12}",
+        "class", "# New", "# Deleted", "# Delta", "Alloc. Size", "Freed Size", "Size Delta"
+    );
+    for c in &r.classes {
+        let _ = writeln!(
+            out,
+            "{:<44} {:>8} {:>9} {:>8} {:>12} {:>11} {:>12}",
+            clip(&c.class, 44),
+            c.new_count,
+            c.deleted_count,
+            c.delta_count,
+            c.alloc_size,
+            c.freed_size,
+            c.size_delta
+        );
+    }
+    let _ = writeln!(out, "\ngrew by self size:");
+    for g in r.grew_by_self_size.iter().take(6) {
+        let _ = writeln!(
+            out,
+            "  {:<40} {:>8} objects  {:.2} MB",
+            clip(&g.key, 40),
+            g.count_delta,
+            g.self_size_delta as f64 / 1048576.0
+        );
+    }
+    for h in &r.holders {
+        let _ = writeln!(
+            out,
+            "\nheld by {} ({}): {} new {} objects, {} new, {} retained by the {} @{}",
+            h.name,
+            h.kind,
+            h.objects,
+            h.class,
+            mb(h.new_bytes as f64),
+            mb(h.retained_bytes as f64),
+            h.holder_class,
+            h.holder_id
+        );
+        if let Some(script) = &h.script {
+            let _ = writeln!(out, "  declared in {script}");
+        }
+        let _ = writeln!(out, "  {}", h.path_text);
+    }
+    out
+}
+
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(width - 1).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,226 @@
+//! Dominator tree and retained sizes.
+//!
+//! Method: Lengauer & Tarjan, "A fast algorithm for finding dominators in a
+//! flowgraph" (TOPLAS 1979), the simple variant with path compression
+//! (O(m log n)), written without recursion: the DFS, `eval` and `compress`
+//! use explicit stacks, so a million-deep list does not overflow the stack.
+//!
+//! The graph is the snapshot's essential edges (`HeapGraph::is_essential`).
+//! Nodes no essential path reaches from the root (held only through weak
+//! edges) are treated as children of the root, as DevTools does, so every
+//! node has a dominator and a retained size.
+//!
+//! Retained size of `n` = self size of `n` plus the retained sizes of the
+//! nodes it immediately dominates: summed bottom-up in reverse DFS order,
+//! since an immediate dominator always precedes its nodes in DFS order.
+
+use super::graph::{HeapGraph, NodeId};
+
+const NONE: u32 = u32::MAX;
+
+pub struct Dominators {
+    /// Immediate dominator of each node (the root's is itself).
+    pub idom: Vec<NodeId>,
+    /// Retained size of each node, bytes.
+    pub retained: Vec<u64>,
+    /// Depth in the dominator tree (root 0).
+    pub depth: Vec<u32>,
+}
+
+impl Dominators {
+    pub fn compute(graph: &HeapGraph) -> Dominators {
+        let n = graph.node_count();
+        let order = DfsOrder::compute(graph);
+        let mut idom_dfn = semidominators_to_idoms(graph, &order);
+        idom_dfn[0] = 0;
+        let mut retained: Vec<u64> = order.vertex.iter().map(|v| graph.self_size(*v)).collect();
+        for w in (1..n).rev() {
+            let parent = idom_dfn[w] as usize;
+            retained[parent] += retained[w];
+        }
+        let mut idom = vec![NodeId::ROOT; n];
+        let mut by_node = vec![0u64; n];
+        let mut depth_dfn = vec![0u32; n];
+        for w in 0..n {
+            let node = order.vertex[w];
+            idom[node.index()] = order.vertex[idom_dfn[w] as usize];
+            by_node[node.index()] = retained[w];
+            if w > 0 {
+                depth_dfn[w] = depth_dfn[idom_dfn[w] as usize] + 1;
+            }
+        }
+        let mut depth = vec![0u32; n];
+        for w in 0..n {
+            depth[order.vertex[w].index()] = depth_dfn[w];
+        }
+        Dominators {
+            idom,
+            retained: by_node,
+            depth,
+        }
+    }
+
+    pub fn idom(&self, n: NodeId) -> NodeId {
+        self.idom[n.index()]
+    }
+    pub fn retained(&self, n: NodeId) -> u64 {
+        self.retained[n.index()]
+    }
+
+    /// The nearest common dominator of two nodes.
+    pub fn common(&self, mut a: NodeId, mut b: NodeId) -> NodeId {
+        while a != b {
+            if self.depth[a.index()] >= self.depth[b.index()] {
+                a = self.idom(a);
+            } else {
+                b = self.idom(b);
+            }
+        }
+        a
+    }
+}
+
+/// DFS numbering over essential edges, root first, then any node the root
+/// does not reach, as if the root pointed at it.
+struct DfsOrder {
+    /// DFS number of each node.
+    dfn: Vec<u32>,
+    /// Node of each DFS number.
+    vertex: Vec<NodeId>,
+    /// DFS parent, by DFS number.
+    parent: Vec<u32>,
+    /// By DFS number: reached only through the virtual root edge.
+    virtual_child: Vec<bool>,
+}
+
+impl DfsOrder {
+    fn compute(graph: &HeapGraph) -> DfsOrder {
+        let n = graph.node_count();
+        let mut order = DfsOrder {
+            dfn: vec![NONE; n],
+            vertex: Vec::with_capacity(n),
+            parent: Vec::with_capacity(n),
+            virtual_child: Vec::with_capacity(n),
+        };
+        let mut stack: Vec<(NodeId, u32)> = Vec::new();
+        order.visit(graph, NodeId::ROOT, 0, false, &mut stack);
+        for start in 0..n as u32 {
+            if order.dfn[start as usize] == NONE {
+                order.visit(graph, NodeId(start), 0, true, &mut stack);
+            }
+        }
+        order
+    }
+
+    fn number(&mut self, node: NodeId, parent: u32, virtual_child: bool) -> u32 {
+        let d = self.vertex.len() as u32;
+        self.dfn[node.index()] = d;
+        self.vertex.push(node);
+        self.parent.push(parent);
+        self.virtual_child.push(virtual_child);
+        d
+    }
+
+    fn visit(
+        &mut self,
+        graph: &HeapGraph,
+        start: NodeId,
+        parent: u32,
+        virtual_child: bool,
+        stack: &mut Vec<(NodeId, u32)>,
+    ) {
+        let d = self.number(start, parent, virtual_child);
+        stack.push((start, graph.first_edge[start.index()]));
+        let _ = d;
+        while let Some(top) = stack.last_mut() {
+            let (node, next) = *top;
+            let end = graph.first_edge[node.index() + 1];
+            if next == end {
+                stack.pop();
+                continue;
+            }
+            top.1 += 1;
+            let e = super::graph::EdgeId(next);
+            if !graph.is_essential(node, graph.edge_type(e)) {
+                continue;
+            }
+            let to = graph.edge_to(e);
+            if self.dfn[to.index()] == NONE {
+                let from = self.dfn[node.index()];
+                self.number(to, from, false);
+                stack.push((to, graph.first_edge[to.index()]));
+            }
+        }
+    }
+}
+
+/// Steps 2–4 of Lengauer–Tarjan, in DFS-number space; returns idom by DFS number.
+fn semidominators_to_idoms(graph: &HeapGraph, order: &DfsOrder) -> Vec<u32> {
+    let n = order.vertex.len();
+    let mut semi: Vec<u32> = (0..n as u32).collect();
+    let mut label: Vec<u32> = (0..n as u32).collect();
+    let mut ancestor = vec![NONE; n];
+    let mut idom = vec![0u32; n];
+    let mut bucket_head = vec![NONE; n];
+    let mut bucket_next = vec![NONE; n];
+    let mut path = Vec::new();
+    for w in (1..n).rev() {
+        let node = order.vertex[w];
+        for &pred in graph.retainers(node) {
+            let v = order.dfn[pred.index()];
+            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            if semi[u as usize] < semi[w] {
+                semi[w] = semi[u as usize];
+            }
+        }
+        if order.virtual_child[w] {
+            semi[w] = 0;
+        }
+        let s = semi[w] as usize;
+        bucket_next[w] = bucket_head[s];
+        bucket_head[s] = w as u32;
+        let p = order.parent[w];
+        ancestor[w] = p;
+        let mut v = bucket_head[p as usize];
+        bucket_head[p as usize] = NONE;
+        while v != NONE {
+            let next = bucket_next[v as usize];
+            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+            idom[v as usize] = if semi[u as usize] < semi[v as usize] {
+                u
+            } else {
+                p
+            };
+            v = next;
+        }
+    }
+    for w in 1..n {
+        if idom[w] != semi[w] {
+            idom[w] = idom[idom[w] as usize];
+        }
+    }
+    idom
+}
+
+/// The vertex with the smallest semidominator on the compressed path from
+/// `v` up to the root of its tree in the forest.
+fn eval(v: u32, ancestor: &mut [u32], label: &mut [u32], semi: &[u32], path: &mut Vec<u32>) -> u32 {
+    if ancestor[v as usize] == NONE {
+        return v;
+    }
+    // compress(v) without recursion: collect the path, then fold it top-down.
+    path.clear();
+    let mut x = v;
+    while ancestor[ancestor[x as usize] as usize] != NONE {
+        path.push(x);
+        x = ancestor[x as usize];
+    }
+    while let Some(y) = path.pop() {
+        let a = ancestor[y as usize] as usize;
+        if semi[label[a] as usize] < semi[label[y as usize] as usize] {
+            label[y as usize] = label[a];
+        }
+        ancestor[y as usize] = ancestor[a];
+    }
+    label[v as usize]
+}

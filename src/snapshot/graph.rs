@@ -1,0 +1,263 @@
+//! The heap graph in columns. A V8 snapshot lists nodes and edges as flat
+//! integer arrays; here each field gets its own column, indexed by a
+//! newtype (`NodeId`, `EdgeId`, `StringId`), so a node costs 18 bytes and an
+//! edge 9, whatever the file's text took.
+//!
+//! Encoding:
+//! - Nodes are numbered by their order in the file (`NodeId(0)` is the
+//!   synthetic root). Node `n`'s outgoing edges are `first_edge[n] ..
+//!   first_edge[n + 1]` (CSR), in file order.
+//! - `edge_to` holds the target's `NodeId` (the file's `to_node` divided by
+//!   the node field count). `edge_name` is a `StringId` for context,
+//!   property, internal, shortcut and weak edges, and a plain index for
+//!   element and hidden edges (see `EdgeType::name_is_index`).
+//! - Retainers (the reverse index) list, per node, the sources of its
+//!   *essential* edges only: weak edges never retain, and shortcut edges
+//!   count only from the root (they mark user roots). Dominators and paths
+//!   use exactly these.
+
+/// A node's position in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+/// An edge's position in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EdgeId(pub u32);
+/// An index into the snapshot's `strings`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StringId(pub u32);
+
+impl NodeId {
+    pub const ROOT: NodeId = NodeId(0);
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Interned strings: one byte arena and the start of each string.
+#[derive(Debug, Default)]
+pub struct Strings {
+    pub(crate) bytes: Vec<u8>,
+    /// `starts[i]..starts[i + 1]` is string `i`.
+    pub(crate) starts: Vec<u64>,
+}
+
+impl Strings {
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn get(&self, id: StringId) -> &str {
+        let i = id.0 as usize;
+        if i + 1 >= self.starts.len() {
+            return "";
+        }
+        let bytes = &self.bytes[self.starts[i] as usize..self.starts[i + 1] as usize];
+        // The scanner only writes valid UTF-8.
+        std::str::from_utf8(bytes).unwrap_or("")
+    }
+}
+
+/// The kinds of `meta.node_types[0]` leakcheck tells apart; others map to `Other`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NodeType {
+    Hidden,
+    Array,
+    String,
+    Object,
+    Code,
+    Closure,
+    Regexp,
+    Number,
+    Native,
+    Synthetic,
+    ConcatenatedString,
+    SlicedString,
+    Symbol,
+    BigInt,
+    ObjectShape,
+    Other,
+}
+
+impl NodeType {
+    pub fn from_name(name: &str) -> NodeType {
+        match name {
+            "hidden" => NodeType::Hidden,
+            "array" => NodeType::Array,
+            "string" => NodeType::String,
+            "object" => NodeType::Object,
+            "code" => NodeType::Code,
+            "closure" => NodeType::Closure,
+            "regexp" => NodeType::Regexp,
+            "number" => NodeType::Number,
+            "native" => NodeType::Native,
+            "synthetic" => NodeType::Synthetic,
+            "concatenated string" => NodeType::ConcatenatedString,
+            "sliced string" => NodeType::SlicedString,
+            "symbol" => NodeType::Symbol,
+            "bigint" => NodeType::BigInt,
+            "object shape" => NodeType::ObjectShape,
+            _ => NodeType::Other,
+        }
+    }
+
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            NodeType::String | NodeType::ConcatenatedString | NodeType::SlicedString
+        )
+    }
+}
+
+/// The kinds of `meta.edge_types[0]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EdgeType {
+    Context,
+    Element,
+    Property,
+    Internal,
+    Hidden,
+    Shortcut,
+    Weak,
+    Other,
+}
+
+impl EdgeType {
+    pub fn from_name(name: &str) -> EdgeType {
+        match name {
+            "context" => EdgeType::Context,
+            "element" => EdgeType::Element,
+            "property" => EdgeType::Property,
+            "internal" => EdgeType::Internal,
+            "hidden" => EdgeType::Hidden,
+            "shortcut" => EdgeType::Shortcut,
+            "weak" => EdgeType::Weak,
+            _ => EdgeType::Other,
+        }
+    }
+
+    /// Element and hidden edges are named by a number, the others by a string.
+    pub fn name_is_index(self) -> bool {
+        matches!(self, EdgeType::Element | EdgeType::Hidden)
+    }
+}
+
+/// A parsed snapshot.
+#[derive(Debug, Default)]
+pub struct HeapGraph {
+    /// Per-snapshot type tables, indexed by the raw type number.
+    pub(crate) node_type_table: Vec<NodeType>,
+    pub(crate) edge_type_table: Vec<EdgeType>,
+    pub(crate) node_type: Vec<u8>,
+    pub(crate) node_name: Vec<StringId>,
+    pub(crate) node_id: Vec<u32>,
+    pub(crate) self_size: Vec<u32>,
+    pub(crate) detachedness: Vec<u8>,
+    /// CSR offsets into the edge columns, `node_count + 1` long.
+    pub(crate) first_edge: Vec<u32>,
+    pub(crate) edge_type: Vec<u8>,
+    pub(crate) edge_name: Vec<u32>,
+    pub(crate) edge_to: Vec<NodeId>,
+    /// CSR offsets into `retainers`, `node_count + 1` long.
+    pub(crate) first_retainer: Vec<u32>,
+    /// Sources of essential edges, grouped by target.
+    pub(crate) retainers: Vec<NodeId>,
+    pub strings: Strings,
+    /// Bytes of input the snapshot was parsed from.
+    pub file_bytes: u64,
+}
+
+impl HeapGraph {
+    pub fn node_count(&self) -> usize {
+        self.node_id.len()
+    }
+    pub fn edge_count(&self) -> usize {
+        self.edge_to.len()
+    }
+    pub fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        (0..self.node_count() as u32).map(NodeId)
+    }
+    pub fn node_type(&self, n: NodeId) -> NodeType {
+        self.node_type_table
+            .get(self.node_type[n.index()] as usize)
+            .copied()
+            .unwrap_or(NodeType::Other)
+    }
+    pub fn name(&self, n: NodeId) -> &str {
+        self.strings.get(self.node_name[n.index()])
+    }
+    /// The snapshot's stable object id (the same object keeps it across
+    /// snapshots of one process; higher ids were allocated later).
+    pub fn id(&self, n: NodeId) -> u32 {
+        self.node_id[n.index()]
+    }
+    pub fn self_size(&self, n: NodeId) -> u64 {
+        u64::from(self.self_size[n.index()])
+    }
+    pub fn detachedness(&self, n: NodeId) -> u8 {
+        self.detachedness.get(n.index()).copied().unwrap_or(0)
+    }
+    pub fn edges(&self, n: NodeId) -> impl Iterator<Item = EdgeId> + use<> {
+        (self.first_edge[n.index()]..self.first_edge[n.index() + 1]).map(EdgeId)
+    }
+    pub fn edge_type(&self, e: EdgeId) -> EdgeType {
+        self.edge_type_table
+            .get(self.edge_type[e.0 as usize] as usize)
+            .copied()
+            .unwrap_or(EdgeType::Other)
+    }
+    pub fn edge_to(&self, e: EdgeId) -> NodeId {
+        self.edge_to[e.0 as usize]
+    }
+    /// The edge's name as DevTools prints it: `[3]` for element and hidden
+    /// edges, the property or variable name otherwise.
+    pub fn edge_name(&self, e: EdgeId) -> String {
+        let raw = self.edge_name[e.0 as usize];
+        if self.edge_type(e).name_is_index() {
+            format!("[{raw}]")
+        } else {
+            self.strings.get(StringId(raw)).to_string()
+        }
+    }
+    /// Nodes holding an essential edge to `n` (one entry per edge).
+    pub fn retainers(&self, n: NodeId) -> &[NodeId] {
+        &self.retainers
+            [self.first_retainer[n.index()] as usize..self.first_retainer[n.index() + 1] as usize]
+    }
+    /// Whether an edge from `from` of type `t` keeps its target alive
+    /// (DevTools' "essential edge").
+    pub fn is_essential(&self, from: NodeId, t: EdgeType) -> bool {
+        t != EdgeType::Weak && (t != EdgeType::Shortcut || from == NodeId::ROOT)
+    }
+
+    /// Builds the reverse index of essential edges (called once by the parser).
+    pub(crate) fn build_retainers(&mut self) {
+        let n = self.node_count();
+        let mut counts = vec![0u32; n + 1];
+        for from in 0..n as u32 {
+            for e in self.edges(NodeId(from)) {
+                if self.is_essential(NodeId(from), self.edge_type(e)) {
+                    counts[self.edge_to(e).index() + 1] += 1;
+                }
+            }
+        }
+        for i in 0..n {
+            counts[i + 1] += counts[i];
+        }
+        let total = counts[n] as usize;
+        let mut retainers = vec![NodeId(0); total];
+        let mut fill = counts.clone();
+        for from in 0..n as u32 {
+            for e in self.edges(NodeId(from)) {
+                if self.is_essential(NodeId(from), self.edge_type(e)) {
+                    let to = self.edge_to(e).index();
+                    retainers[fill[to] as usize] = NodeId(from);
+                    fill[to] += 1;
+                }
+            }
+        }
+        self.first_retainer = counts;
+        self.retainers = retainers;
+    }
+}

@@ -1,0 +1,270 @@
+//! Naming what keeps a leak. For a grown class, each new object (in B, not
+//! in A) is walked up the dominator tree to the first object that already
+//! existed in A: the old object that grew to hold it. The holder is the one
+//! such object that holds most of the class's new bytes; its shortest
+//! retainer path from the GC roots, read from the end, names the variable.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::Analysis;
+use super::classes::class_key;
+use super::diff::NewNodes;
+use super::graph::{EdgeType, NodeId, NodeType};
+use super::paths::Step;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathStep {
+    pub edge_type: String,
+    pub edge_name: String,
+    pub node_type: String,
+    pub node_name: String,
+    pub node_id: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Holder {
+    /// The grown class whose new objects it holds.
+    pub class: String,
+    /// The variable or property that keeps it: `kept`, `globalThis.cache`, `bus._events.data`.
+    pub name: String,
+    /// `closure or module variable`, `global property`, `object property`,
+    /// `Map/Set entries`, `array element`, `event listener list`, `timer list`, `internal`.
+    pub kind: String,
+    /// The holder object: `Array`, `Map`, ….
+    pub holder_class: String,
+    pub holder_id: u32,
+    /// New objects of the class under this holder, and their self sizes.
+    pub objects: u64,
+    pub new_bytes: u64,
+    /// Everything the holder keeps alive.
+    pub retained_bytes: u64,
+    /// For a module or closure variable: the script that declares it.
+    pub script: Option<String>,
+    /// Root first.
+    pub path: Vec<PathStep>,
+    /// The path on one line, DevTools style.
+    pub path_text: String,
+}
+
+/// The holders of the new objects of `class` in `b`, largest first.
+pub fn holders_of(b: &Analysis, new: &NewNodes, class: &str, limit: usize) -> Vec<Holder> {
+    let graph = &b.graph;
+    let mut by_holder: HashMap<NodeId, (u64, u64)> = HashMap::new();
+    for n in graph.nodes() {
+        if !new.is_new[n.index()] || class_key(graph, n) != class {
+            continue;
+        }
+        let mut at = b.dominators.idom(n);
+        while at != NodeId::ROOT && new.is_new[at.index()] {
+            at = b.dominators.idom(at);
+        }
+        let entry = by_holder.entry(at).or_default();
+        entry.0 += 1;
+        entry.1 += graph.self_size(n);
+    }
+    let mut holders: Vec<(NodeId, (u64, u64))> = by_holder.into_iter().collect();
+    holders.sort_by(|x, y| y.1.1.cmp(&x.1.1).then(x.0.cmp(&y.0)));
+    holders
+        .into_iter()
+        .take(limit)
+        .map(|(node, (objects, new_bytes))| describe(b, class, node, objects, new_bytes))
+        .collect()
+}
+
+/// The path to `node` through its most telling retainer: a variable
+/// (context edge) first, then a property, an element, anything else; among
+/// equals the one nearest the roots. The plain shortest path often runs
+/// through "(Stack roots)" and names nothing.
+fn naming_path(b: &Analysis, node: NodeId) -> Vec<Step> {
+    let graph = &b.graph;
+    let rank = |t: EdgeType| match t {
+        EdgeType::Context => 0,
+        EdgeType::Property => 1,
+        EdgeType::Element => 2,
+        _ => 3,
+    };
+    let mut best: Option<(u32, u32, Step)> = None;
+    for &from in graph.retainers(node) {
+        if !b.paths.reachable(from) || graph.node_type(from) == NodeType::Synthetic {
+            continue;
+        }
+        for e in graph.edges(from) {
+            let t = graph.edge_type(e);
+            if graph.edge_to(e) != node || !graph.is_essential(from, t) {
+                continue;
+            }
+            let key = (rank(t), b.paths.distance[from.index()]);
+            if best.as_ref().is_none_or(|(r, d, _)| key < (*r, *d)) {
+                best = Some((
+                    key.0,
+                    key.1,
+                    Step {
+                        from,
+                        edge: e,
+                        to: node,
+                    },
+                ));
+            }
+        }
+    }
+    match best {
+        Some((_, _, last)) => {
+            let mut steps = b.paths.path_to(last.from);
+            steps.push(last);
+            steps
+        }
+        None => b.paths.path_to(node),
+    }
+}
+
+fn describe(b: &Analysis, class: &str, node: NodeId, objects: u64, new_bytes: u64) -> Holder {
+    let graph = &b.graph;
+    let steps = naming_path(b, node);
+    let path: Vec<PathStep> = steps
+        .iter()
+        .map(|s| PathStep {
+            edge_type: format!("{:?}", graph.edge_type(s.edge)).to_lowercase(),
+            edge_name: graph.edge_name(s.edge),
+            node_type: format!("{:?}", graph.node_type(s.to)).to_lowercase(),
+            node_name: graph.name(s.to).to_string(),
+            node_id: graph.id(s.to),
+        })
+        .collect();
+    let (name, kind) = variable(b, &steps, node);
+    let mut text = String::from("(root)");
+    for step in &path {
+        let edge = match step.edge_type.as_str() {
+            "element" | "hidden" => step.edge_name.clone(),
+            _ => format!("{} {}", step.edge_type, step.edge_name),
+        };
+        text.push_str(&format!(
+            " → [{edge}] {} \"{}\" @{}",
+            step.node_type, step.node_name, step.node_id
+        ));
+    }
+    let script = steps
+        .iter()
+        .rev()
+        .find(|s| graph.edge_type(s.edge) == EdgeType::Context)
+        .and_then(|s| script_of_context(b, s.from));
+    Holder {
+        class: class.to_string(),
+        name,
+        kind,
+        script,
+        holder_class: class_key(graph, node),
+        holder_id: graph.id(node),
+        objects,
+        new_bytes,
+        retained_bytes: b.dominators.retained(node),
+        path,
+        path_text: text,
+    }
+}
+
+/// Reads the path from its end: the names after the last variable (context
+/// edge) or global object, joined as code would write them.
+fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, String) {
+    let graph = &b.graph;
+    let mut parts: Vec<String> = Vec::new();
+    let mut kind: Option<&str> = None;
+    for step in steps.iter().rev() {
+        if graph.node_type(step.from) == NodeType::Synthetic {
+            break;
+        }
+        let t = graph.edge_type(step.edge);
+        let name = graph.edge_name(step.edge);
+        match t {
+            EdgeType::Context => {
+                parts.push(name);
+                kind.get_or_insert("closure or module variable");
+                break;
+            }
+            EdgeType::Property | EdgeType::Shortcut => {
+                let from_global = is_global_object(b, step.from);
+                if name != "__proto__" && name != "map" {
+                    parts.push(name);
+                }
+                if from_global {
+                    parts.push("globalThis".to_string());
+                    kind.get_or_insert("global property");
+                    break;
+                }
+            }
+            EdgeType::Element => parts.push(name),
+            _ => {}
+        }
+    }
+    parts.reverse();
+    let mut text = String::new();
+    for part in parts {
+        if part.starts_with('[') || text.is_empty() {
+            text.push_str(&part);
+        } else {
+            text.push('.');
+            text.push_str(&part);
+        }
+    }
+    let holder_class = class_key(graph, holder);
+    let path_names: Vec<String> = steps.iter().map(|s| graph.edge_name(s.edge)).collect();
+    let kind = if path_names.iter().any(|n| n == "_events") {
+        "event listener list"
+    } else if steps
+        .iter()
+        .any(|s| matches!(graph.name(s.to), "Timeout" | "TimersList"))
+    {
+        "timer list"
+    } else if matches!(holder_class.as_str(), "Map" | "Set" | "WeakMap" | "WeakSet")
+        && kind.is_none()
+    {
+        "Map/Set entries"
+    } else if let Some(kind) = kind {
+        kind
+    } else if graph.node_type(holder) == NodeType::Object {
+        "object property"
+    } else {
+        "internal"
+    };
+    if text.is_empty() {
+        text = format!("{} @{}", holder_class, graph.id(holder));
+    }
+    (text, kind.to_string())
+}
+
+/// The global object: what the root's shortcut edges point at (user roots),
+/// or a node named `global` / `Window`.
+fn is_global_object(b: &Analysis, n: NodeId) -> bool {
+    let graph = &b.graph;
+    let name = graph.name(n);
+    if name == "global" || name.starts_with("Window") || name == "globalThis" {
+        return true;
+    }
+    graph
+        .edges(NodeId::ROOT)
+        .any(|e| graph.edge_type(e) == EdgeType::Shortcut && graph.edge_to(e) == n)
+}
+
+/// The script of a function that closes over `context`: context ← closure
+/// (internal `context`) → `shared` → `script_or_debug_info`, a node named
+/// by the script's URL.
+fn script_of_context(b: &Analysis, context: NodeId) -> Option<String> {
+    let graph = &b.graph;
+    let follow = |from: NodeId, names: &[&str]| {
+        graph
+            .edges(from)
+            .find(|e| names.contains(&graph.edge_name(*e).as_str()))
+            .map(|e| graph.edge_to(e))
+    };
+    graph
+        .retainers(context)
+        .iter()
+        .filter(|r| graph.node_type(**r) == NodeType::Closure)
+        .find_map(|closure| {
+            let shared = follow(*closure, &["shared"])?;
+            let script = follow(shared, &["script_or_debug_info", "script"])?;
+            let name = graph.name(script);
+            (!name.is_empty() && !name.starts_with("system /")).then(|| name.to_string())
+        })
+}

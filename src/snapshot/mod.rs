@@ -1,0 +1,77 @@
+//! The heap snapshot engine: a streaming parser for V8 `.heapsnapshot`
+//! files into a columnar graph, and the analyses DevTools users know:
+//! distances from the roots, the dominator tree and retained sizes, the
+//! class summary, the comparison of two snapshots by node id, and the
+//! holder of what grew, with its retainer path.
+//!
+//! Depends on nothing else in the crate. `graph.rs` documents the encoding.
+
+mod classes;
+mod diff;
+mod dominators;
+mod graph;
+mod holder;
+mod parse;
+mod paths;
+mod report;
+mod scan;
+
+use std::io::Read;
+use std::path::Path;
+
+pub use classes::{ClassTotals, class_key, summarise};
+pub use diff::{ClassDiff, GrowthRow, NewNodes, compare_classes, grew_by_self_size, new_nodes};
+pub use dominators::Dominators;
+pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, StringId};
+pub use holder::{Holder, PathStep, holders_of};
+pub use parse::parse;
+pub use paths::Paths;
+pub use report::{DiffReport, InspectReport, diff_report, inspect_report};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    #[error("cannot read the snapshot: {0}")]
+    Io(String),
+    #[error("malformed snapshot at byte {offset}: expected {expected}")]
+    Syntax { offset: u64, expected: String },
+    #[error(
+        "the snapshot ends at byte {offset} while {expected} was expected: the file is truncated \
+         (was it copied while still being written?)"
+    )]
+    Truncated { offset: u64, expected: String },
+    #[error("not a usable V8 heap snapshot: {0}")]
+    Format(String),
+}
+
+/// A parsed snapshot with its dominators and paths.
+pub struct Analysis {
+    pub graph: HeapGraph,
+    pub dominators: Dominators,
+    pub paths: Paths,
+}
+
+impl Analysis {
+    pub fn new(graph: HeapGraph) -> Analysis {
+        let dominators = Dominators::compute(&graph);
+        let paths = Paths::compute(&graph);
+        Analysis {
+            graph,
+            dominators,
+            paths,
+        }
+    }
+}
+
+/// Parses and analyses a snapshot file.
+pub fn analyse_file(path: &Path) -> Result<Analysis, SnapshotError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| SnapshotError::Io(format!("{}: {e}", path.display())))?;
+    Ok(Analysis::new(parse(file)?))
+}
+
+/// Parses and analyses a snapshot from any reader.
+pub fn analyse<R: Read>(reader: R) -> Result<Analysis, SnapshotError> {
+    Ok(Analysis::new(parse(reader)?))
+}
+#[cfg(test)]
+mod tests;

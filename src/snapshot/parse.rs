@@ -1,0 +1,340 @@
+//! The streaming `.heapsnapshot` parser: one pass over the input, never
+//! holding its text. The small `snapshot` header is parsed with serde_json;
+//! `nodes` and `edges` go digit by digit into the columns of `HeapGraph`;
+//! `strings` into one arena; everything else is skipped.
+//!
+//! Field layouts come from `snapshot.meta` (never assumed): a node field
+//! order other than V8's current one still parses.
+
+use std::io::Read;
+
+use serde::Deserialize;
+
+use super::SnapshotError;
+use super::graph::{EdgeType, HeapGraph, NodeId, NodeType, StringId};
+use super::scan::Scanner;
+
+#[derive(Deserialize)]
+struct Header {
+    meta: Meta,
+    node_count: Option<u64>,
+    edge_count: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Meta {
+    node_fields: Vec<String>,
+    node_types: Vec<serde_json::Value>,
+    edge_fields: Vec<String>,
+    edge_types: Vec<serde_json::Value>,
+}
+
+/// Where each field sits in a node or edge record.
+struct Layout {
+    node_width: usize,
+    node_type: usize,
+    node_name: usize,
+    node_id: usize,
+    self_size: usize,
+    edge_count: usize,
+    detachedness: Option<usize>,
+    edge_width: usize,
+    edge_type: usize,
+    edge_name: usize,
+    edge_to: usize,
+    node_types: Vec<NodeType>,
+    edge_types: Vec<EdgeType>,
+}
+
+fn position(fields: &[String], name: &str, what: &str) -> Result<usize, SnapshotError> {
+    fields
+        .iter()
+        .position(|f| f == name)
+        .ok_or_else(|| SnapshotError::Format(format!("snapshot.meta.{what} has no {name:?} field")))
+}
+
+fn type_names(types: &[serde_json::Value], what: &str) -> Result<Vec<String>, SnapshotError> {
+    types
+        .first()
+        .and_then(|t| t.as_array())
+        .map(|names| {
+            names
+                .iter()
+                .map(|n| n.as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .ok_or_else(|| {
+            SnapshotError::Format(format!(
+                "snapshot.meta.{what}[0] is not a list of type names"
+            ))
+        })
+}
+
+impl Layout {
+    fn from_meta(meta: &Meta) -> Result<Layout, SnapshotError> {
+        let nf = &meta.node_fields;
+        let ef = &meta.edge_fields;
+        Ok(Layout {
+            node_width: nf.len(),
+            node_type: position(nf, "type", "node_fields")?,
+            node_name: position(nf, "name", "node_fields")?,
+            node_id: position(nf, "id", "node_fields")?,
+            self_size: position(nf, "self_size", "node_fields")?,
+            edge_count: position(nf, "edge_count", "node_fields")?,
+            detachedness: nf.iter().position(|f| f == "detachedness"),
+            edge_width: ef.len(),
+            edge_type: position(ef, "type", "edge_fields")?,
+            edge_name: position(ef, "name_or_index", "edge_fields")?,
+            edge_to: position(ef, "to_node", "edge_fields")?,
+            node_types: type_names(&meta.node_types, "node_types")?
+                .iter()
+                .map(|n| NodeType::from_name(n))
+                .collect(),
+            edge_types: type_names(&meta.edge_types, "edge_types")?
+                .iter()
+                .map(|n| EdgeType::from_name(n))
+                .collect(),
+        })
+    }
+}
+
+fn too_big(field: &str) -> SnapshotError {
+    SnapshotError::Format(format!("a {field} value does not fit in 32 bits"))
+}
+
+/// Parses a snapshot from any reader.
+pub fn parse<R: Read>(reader: R) -> Result<HeapGraph, SnapshotError> {
+    let mut scan = Scanner::new(reader);
+    let mut graph = HeapGraph::default();
+    let mut layout: Option<Layout> = None;
+    let mut edge_counts: Vec<u32> = Vec::new();
+    let mut seen_nodes = false;
+    let mut seen_edges = false;
+    let mut seen_strings = false;
+    let mut key = Vec::new();
+    scan.expect(b'{')?;
+    if !scan.eat(b'}')? {
+        loop {
+            key.clear();
+            scan.string_into(&mut key)?;
+            scan.expect(b':')?;
+            match key.as_slice() {
+                b"snapshot" => {
+                    let at = scan.offset();
+                    let mut raw = Vec::new();
+                    scan.skip_value(Some(&mut raw))?;
+                    let header: Header =
+                        serde_json::from_slice(&raw).map_err(|e| SnapshotError::Syntax {
+                            offset: at,
+                            expected: format!("a valid \"snapshot\" header ({e})"),
+                        })?;
+                    let parsed = Layout::from_meta(&header.meta)?;
+                    if let Some(n) = header.node_count {
+                        let n = n.min(1 << 28) as usize;
+                        reserve_nodes(&mut graph, n, parsed.detachedness.is_some());
+                        edge_counts.reserve(n);
+                    }
+                    if let Some(e) = header.edge_count {
+                        let e = e.min(1 << 30) as usize;
+                        graph.edge_type.reserve(e);
+                        graph.edge_name.reserve(e);
+                        graph.edge_to.reserve(e);
+                    }
+                    layout = Some(parsed);
+                }
+                b"nodes" => {
+                    let l = layout
+                        .as_ref()
+                        .ok_or_else(|| scan.error("\"snapshot\" (with meta) before \"nodes\""))?;
+                    read_nodes(&mut scan, l, &mut graph, &mut edge_counts)?;
+                    seen_nodes = true;
+                }
+                b"edges" => {
+                    let l = layout
+                        .as_ref()
+                        .ok_or_else(|| scan.error("\"snapshot\" (with meta) before \"edges\""))?;
+                    if !seen_nodes {
+                        return Err(scan.error("\"nodes\" before \"edges\""));
+                    }
+                    read_edges(&mut scan, l, &mut graph)?;
+                    seen_edges = true;
+                }
+                b"strings" => {
+                    read_strings(&mut scan, &mut graph)?;
+                    seen_strings = true;
+                }
+                _ => scan.skip_value(None)?,
+            }
+            if scan.eat(b',')? {
+                continue;
+            }
+            scan.expect(b'}')?;
+            break;
+        }
+    }
+    for (present, name) in [
+        (layout.is_some(), "snapshot"),
+        (seen_nodes, "nodes"),
+        (seen_edges, "edges"),
+        (seen_strings, "strings"),
+    ] {
+        if !present {
+            return Err(SnapshotError::Format(format!(
+                "the file has no \"{name}\" section; is it a V8 .heapsnapshot?"
+            )));
+        }
+    }
+    graph.file_bytes = scan.consumed;
+    finish(&mut graph, &edge_counts)?;
+    Ok(graph)
+}
+
+fn reserve_nodes(graph: &mut HeapGraph, n: usize, detachedness: bool) {
+    graph.node_type.reserve(n);
+    graph.node_name.reserve(n);
+    graph.node_id.reserve(n);
+    graph.self_size.reserve(n);
+    if detachedness {
+        graph.detachedness.reserve(n);
+    }
+}
+
+fn read_nodes<R: Read>(
+    scan: &mut Scanner<R>,
+    l: &Layout,
+    graph: &mut HeapGraph,
+    edge_counts: &mut Vec<u32>,
+) -> Result<(), SnapshotError> {
+    graph.node_type_table = l.node_types.clone();
+    let mut field = 0usize;
+    let count = scan.uint_array(|v| {
+        let small = u32::try_from(v);
+        match field {
+            f if f == l.node_type => graph.node_type.push(v.min(255) as u8),
+            f if f == l.node_name => graph
+                .node_name
+                .push(StringId(small.map_err(|_| too_big("node name"))?)),
+            f if f == l.node_id => graph.node_id.push(small.map_err(|_| too_big("node id"))?),
+            f if f == l.self_size => graph.self_size.push(small.unwrap_or(u32::MAX)),
+            f if f == l.edge_count => edge_counts.push(small.map_err(|_| too_big("edge count"))?),
+            f if Some(f) == l.detachedness => graph.detachedness.push(v.min(255) as u8),
+            _ => {}
+        }
+        field += 1;
+        if field == l.node_width {
+            field = 0;
+        }
+        Ok(())
+    })?;
+    if count % l.node_width as u64 != 0 {
+        return Err(SnapshotError::Format(format!(
+            "\"nodes\" holds {count} numbers, not a multiple of the {} node fields",
+            l.node_width
+        )));
+    }
+    Ok(())
+}
+
+fn read_edges<R: Read>(
+    scan: &mut Scanner<R>,
+    l: &Layout,
+    graph: &mut HeapGraph,
+) -> Result<(), SnapshotError> {
+    graph.edge_type_table = l.edge_types.clone();
+    let node_numbers = graph.node_id.len() as u64 * l.node_width as u64;
+    let width = l.node_width as u64;
+    let mut field = 0usize;
+    let count = scan.uint_array(|v| {
+        match field {
+            f if f == l.edge_type => graph.edge_type.push(v.min(255) as u8),
+            f if f == l.edge_name => graph.edge_name.push(u32::try_from(v).map_err(|_| too_big("edge name"))?),
+            f if f == l.edge_to => {
+                if v % width != 0 || v >= node_numbers {
+                    return Err(SnapshotError::Format(format!(
+                        "edge {} points to {v}, which is not the start of a node (node fields: {width}, nodes: {})",
+                        graph.edge_to.len(),
+                        node_numbers / width
+                    )));
+                }
+                graph.edge_to.push(NodeId((v / width) as u32));
+            }
+            _ => {}
+        }
+        field += 1;
+        if field == l.edge_width {
+            field = 0;
+        }
+        Ok(())
+    })?;
+    if count % l.edge_width as u64 != 0 {
+        return Err(SnapshotError::Format(format!(
+            "\"edges\" holds {count} numbers, not a multiple of the {} edge fields",
+            l.edge_width
+        )));
+    }
+    Ok(())
+}
+
+fn read_strings<R: Read>(
+    scan: &mut Scanner<R>,
+    graph: &mut HeapGraph,
+) -> Result<(), SnapshotError> {
+    let strings = &mut graph.strings;
+    strings.starts.push(0);
+    scan.expect(b'[')?;
+    if scan.eat(b']')? {
+        return Ok(());
+    }
+    loop {
+        scan.string_into(&mut strings.bytes)?;
+        strings.starts.push(strings.bytes.len() as u64);
+        if scan.eat(b',')? {
+            continue;
+        }
+        scan.expect(b']')?;
+        return Ok(());
+    }
+}
+
+/// Checks the sections agree and builds the edge offsets and retainers.
+fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotError> {
+    let n = graph.node_id.len();
+    if n == 0 {
+        return Err(SnapshotError::Format("the snapshot has no nodes".into()));
+    }
+    let mut first_edge = Vec::with_capacity(n + 1);
+    let mut total: u64 = 0;
+    first_edge.push(0);
+    for count in edge_counts {
+        total += u64::from(*count);
+        first_edge.push(u32::try_from(total).map_err(|_| too_big("edge offset"))?);
+    }
+    if total != graph.edge_to.len() as u64 {
+        return Err(SnapshotError::Format(format!(
+            "the nodes' edge counts add up to {total}, but \"edges\" holds {} edges",
+            graph.edge_to.len()
+        )));
+    }
+    let strings = graph.strings.len() as u32;
+    if let Some(bad) = graph.node_name.iter().find(|s| s.0 >= strings) {
+        return Err(SnapshotError::Format(format!(
+            "a node name points to string {}, past the {strings} strings",
+            bad.0
+        )));
+    }
+    for (i, name) in graph.edge_name.iter().enumerate() {
+        let t = graph
+            .edge_type_table
+            .get(graph.edge_type[i] as usize)
+            .copied()
+            .unwrap_or(EdgeType::Other);
+        if !t.name_is_index() && *name >= strings {
+            return Err(SnapshotError::Format(format!(
+                "edge {i} names string {name}, past the {strings} strings"
+            )));
+        }
+    }
+    graph.first_edge = first_edge;
+    graph.build_retainers();
+    Ok(())
+}

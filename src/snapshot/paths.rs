@@ -1,0 +1,76 @@
+//! Distances from the GC roots and the shortest retainer path to any node:
+//! a breadth-first walk from the synthetic root over essential edges (weak
+//! edges never retain; shortcut edges only from the root), remembering the
+//! edge each node was first reached by.
+
+use std::collections::VecDeque;
+
+use super::graph::{EdgeId, HeapGraph, NodeId};
+
+const UNREACHED: u32 = u32::MAX;
+
+pub struct Paths {
+    /// Edges from the root, or `u32::MAX` when no essential path reaches it.
+    pub distance: Vec<u32>,
+    /// The edge a node was first reached by.
+    parent_edge: Vec<u32>,
+    parent_node: Vec<NodeId>,
+}
+
+/// One step of a retainer path: the edge from `from` that leads on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub from: NodeId,
+    pub edge: EdgeId,
+    pub to: NodeId,
+}
+
+impl Paths {
+    pub fn compute(graph: &HeapGraph) -> Paths {
+        let n = graph.node_count();
+        let mut distance = vec![UNREACHED; n];
+        let mut parent_edge = vec![u32::MAX; n];
+        let mut parent_node = vec![NodeId::ROOT; n];
+        let mut queue = VecDeque::new();
+        distance[0] = 0;
+        queue.push_back(NodeId::ROOT);
+        while let Some(node) = queue.pop_front() {
+            let next = distance[node.index()] + 1;
+            for e in graph.edges(node) {
+                if !graph.is_essential(node, graph.edge_type(e)) {
+                    continue;
+                }
+                let to = graph.edge_to(e);
+                if distance[to.index()] == UNREACHED {
+                    distance[to.index()] = next;
+                    parent_edge[to.index()] = e.0;
+                    parent_node[to.index()] = node;
+                    queue.push_back(to);
+                }
+            }
+        }
+        Paths {
+            distance,
+            parent_edge,
+            parent_node,
+        }
+    }
+
+    pub fn reachable(&self, n: NodeId) -> bool {
+        self.distance[n.index()] != UNREACHED
+    }
+
+    /// The shortest essential path from the root to `n`, root first.
+    pub fn path_to(&self, n: NodeId) -> Vec<Step> {
+        let mut steps = Vec::new();
+        let mut at = n;
+        while at != NodeId::ROOT && self.reachable(at) {
+            let edge = EdgeId(self.parent_edge[at.index()]);
+            let from = self.parent_node[at.index()];
+            steps.push(Step { from, edge, to: at });
+            at = from;
+        }
+        steps.reverse();
+        steps
+    }
+}

@@ -1,0 +1,146 @@
+//! The serialisable results of `inspect` and `diff`.
+
+use serde::Serialize;
+
+use super::classes::summarise;
+use super::diff::{ClassDiff, GrowthRow, compare_classes, grew_by_self_size, new_nodes};
+use super::graph::NodeId;
+use super::holder::{Holder, holders_of};
+use super::{Analysis, class_key};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassRow {
+    pub class: String,
+    pub count: u64,
+    pub self_size: u64,
+    pub retained_size: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectRow {
+    pub id: u32,
+    pub class: String,
+    pub name: String,
+    pub self_size: u64,
+    pub retained_size: u64,
+    pub distance: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Totals {
+    pub file_bytes: u64,
+    pub nodes: u64,
+    pub edges: u64,
+    pub strings: u64,
+    pub self_size: u64,
+    /// Nodes that only weak edges reach.
+    pub unreachable_nodes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InspectReport {
+    pub schema_version: u32,
+    pub totals: Totals,
+    pub classes: Vec<ClassRow>,
+    pub largest_retainers: Vec<ObjectRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffReport {
+    pub schema_version: u32,
+    pub before: Totals,
+    pub after: Totals,
+    /// Comparison view, largest size delta first.
+    pub classes: Vec<ClassDiff>,
+    /// The seed's view: counts and self sizes by type and name, after minus before.
+    pub grew_by_self_size: Vec<GrowthRow>,
+    /// For the top grown classes: what holds their new objects.
+    pub holders: Vec<Holder>,
+}
+
+fn totals(a: &Analysis) -> Totals {
+    let g = &a.graph;
+    Totals {
+        file_bytes: g.file_bytes,
+        nodes: g.node_count() as u64,
+        edges: g.edge_count() as u64,
+        strings: g.strings.len() as u64,
+        self_size: g.nodes().map(|n| g.self_size(n)).sum(),
+        unreachable_nodes: g.nodes().filter(|n| !a.paths.reachable(*n)).count() as u64,
+    }
+}
+
+/// Whether a node is an object a user would recognise as theirs.
+fn is_user_object(a: &Analysis, n: NodeId) -> bool {
+    use super::graph::NodeType::*;
+    matches!(
+        a.graph.node_type(n),
+        Object | Closure | Array | Native | Regexp
+    ) && a.paths.reachable(n)
+}
+
+pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
+    let g = &a.graph;
+    let classes = summarise(g, &a.dominators)
+        .into_iter()
+        .take(top)
+        .map(|(class, t)| ClassRow {
+            class,
+            count: t.count,
+            self_size: t.self_size,
+            retained_size: t.retained_size,
+        })
+        .collect();
+    let mut objects: Vec<NodeId> = g
+        .nodes()
+        .filter(|n| *n != NodeId::ROOT && is_user_object(a, *n))
+        .collect();
+    objects.sort_by(|x, y| a.dominators.retained(*y).cmp(&a.dominators.retained(*x)));
+    let largest_retainers = objects
+        .into_iter()
+        .take(top)
+        .map(|n| ObjectRow {
+            id: g.id(n),
+            class: class_key(g, n),
+            name: g.name(n).to_string(),
+            self_size: g.self_size(n),
+            retained_size: a.dominators.retained(n),
+            distance: a.paths.distance[n.index()],
+        })
+        .collect();
+    InspectReport {
+        schema_version: 1,
+        totals: totals(a),
+        classes,
+        largest_retainers,
+    }
+}
+
+/// Classes whose new objects a holder is looked for: the top grown ones.
+const HOLDER_CLASSES: usize = 3;
+
+pub fn diff_report(before: &Analysis, after: &Analysis, top: usize) -> DiffReport {
+    let new = new_nodes(&before.graph, &after.graph);
+    let classes = compare_classes(&before.graph, &after.graph, &new);
+    let mut holders = Vec::new();
+    for row in classes
+        .iter()
+        .filter(|r| r.alloc_size > 0)
+        .take(HOLDER_CLASSES)
+    {
+        holders.extend(holders_of(after, &new, &row.class, 1));
+    }
+    holders.sort_by(|x, y| y.new_bytes.cmp(&x.new_bytes));
+    holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
+    DiffReport {
+        schema_version: 1,
+        before: totals(before),
+        after: totals(after),
+        classes: classes.into_iter().take(top).collect(),
+        grew_by_self_size: grew_by_self_size(&before.graph, &after.graph)
+            .into_iter()
+            .take(top)
+            .collect(),
+        holders,
+    }
+}

@@ -1,0 +1,322 @@
+//! A byte scanner over any `Read`, for the streaming snapshot parser. It
+//! keeps one buffer of `BUFFER` bytes and the absolute offset of its start,
+//! so every error names the byte where the input went wrong.
+//!
+//! Hand-written (not serde_json's streaming deserializer) because the bulk of
+//! a snapshot is two flat integer arrays: parsing them digit by digit straight
+//! into columns, with no intermediate value per number, is what keeps the
+//! parser near memory bandwidth and its memory at the size of the columns.
+
+use std::io::Read;
+
+use super::SnapshotError;
+
+/// Read size: large enough that refills are rare, small next to any heap.
+const BUFFER: usize = 1 << 20;
+
+pub struct Scanner<R> {
+    reader: R,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    /// Absolute offset of `buf[0]` in the input.
+    base: u64,
+    /// Bytes read so far: total input size once the end is reached.
+    pub consumed: u64,
+}
+
+impl<R: Read> Scanner<R> {
+    pub fn new(reader: R) -> Self {
+        Scanner {
+            reader,
+            buf: vec![0; BUFFER],
+            pos: 0,
+            len: 0,
+            base: 0,
+            consumed: 0,
+        }
+    }
+
+    /// Absolute offset of the next byte.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    pub fn error(&self, expected: &str) -> SnapshotError {
+        SnapshotError::Syntax {
+            offset: self.offset(),
+            expected: expected.to_string(),
+        }
+    }
+
+    fn eof(&self, expected: &str) -> SnapshotError {
+        SnapshotError::Truncated {
+            offset: self.offset(),
+            expected: expected.to_string(),
+        }
+    }
+
+    /// Makes at least one unread byte available; false at the end of input.
+    fn fill(&mut self) -> Result<bool, SnapshotError> {
+        if self.pos < self.len {
+            return Ok(true);
+        }
+        self.base += self.len as u64;
+        self.pos = 0;
+        self.len = 0;
+        loop {
+            match self.reader.read(&mut self.buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    self.len = n;
+                    self.consumed += n as u64;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(SnapshotError::Io(e.to_string())),
+            }
+        }
+    }
+
+    /// The next non-whitespace byte, not consumed.
+    pub fn peek(&mut self, expected: &str) -> Result<u8, SnapshotError> {
+        loop {
+            if !self.fill()? {
+                return Err(self.eof(expected));
+            }
+            let b = self.buf[self.pos];
+            if b.is_ascii_whitespace() {
+                self.pos += 1;
+            } else {
+                return Ok(b);
+            }
+        }
+    }
+
+    /// Consumes `byte` (after whitespace) or fails naming it.
+    pub fn expect(&mut self, byte: u8) -> Result<(), SnapshotError> {
+        let what = format!("'{}'", byte as char);
+        if self.peek(&what)? != byte {
+            return Err(self.error(&what));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    /// True and consumes it if the next byte is `byte`.
+    pub fn eat(&mut self, byte: u8) -> Result<bool, SnapshotError> {
+        if self.peek(&format!("'{}'", byte as char))? == byte {
+            self.pos += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Reads a JSON string, unescaped, appending its UTF-8 bytes to `out`.
+    pub fn string_into(&mut self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        self.expect(b'"')?;
+        loop {
+            if !self.fill()? {
+                return Err(self.eof("the end of a string"));
+            }
+            let chunk = &self.buf[self.pos..self.len];
+            match chunk.iter().position(|&b| b == b'"' || b == b'\\') {
+                Some(i) => {
+                    out.extend_from_slice(&chunk[..i]);
+                    let quote = chunk[i] == b'"';
+                    self.pos += i + 1;
+                    if quote {
+                        return Ok(());
+                    }
+                    self.escape(out)?;
+                }
+                None => {
+                    out.extend_from_slice(chunk);
+                    self.pos = self.len;
+                }
+            }
+        }
+    }
+
+    fn next_raw(&mut self, expected: &str) -> Result<u8, SnapshotError> {
+        if !self.fill()? {
+            return Err(self.eof(expected));
+        }
+        let b = self.buf[self.pos];
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+        let b = self.next_raw("an escape")?;
+        let simple = match b {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 8,
+            b'f' => 12,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let mut code = self.hex4()?;
+                if (0xD800..0xDC00).contains(&code) {
+                    // A high surrogate: a low one should follow as \uXXXX.
+                    if self.next_raw("a low surrogate")? == b'\\'
+                        && self.next_raw("a low surrogate")? == b'u'
+                    {
+                        let low = self.hex4()?;
+                        if (0xDC00..0xE000).contains(&low) {
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+                        } else {
+                            code = 0xFFFD;
+                        }
+                    } else {
+                        return Err(self.error("a \\u low surrogate"));
+                    }
+                }
+                // V8 writes lone surrogates for broken strings: keep them visible.
+                let c = char::from_u32(code).unwrap_or('\u{FFFD}');
+                let mut tmp = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                return Ok(());
+            }
+            _ => return Err(self.error("a valid escape")),
+        };
+        out.push(simple);
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u32, SnapshotError> {
+        let mut v = 0;
+        for _ in 0..4 {
+            let b = self.next_raw("four hex digits")?;
+            let d = (b as char)
+                .to_digit(16)
+                .ok_or_else(|| self.error("a hex digit"))?;
+            v = v * 16 + d;
+        }
+        Ok(v)
+    }
+
+    /// Reads `[n, n, …]` of unsigned integers, calling `sink` for each in
+    /// order. This is the hot loop of the whole parser.
+    pub fn uint_array(
+        &mut self,
+        mut sink: impl FnMut(u64) -> Result<(), SnapshotError>,
+    ) -> Result<u64, SnapshotError> {
+        self.expect(b'[')?;
+        let mut count = 0u64;
+        let mut value: u64 = 0;
+        let mut digits = 0u32;
+        // After a number and before its separator.
+        let mut need_separator = false;
+        loop {
+            if !self.fill()? {
+                return Err(self.eof("a number, ',' or ']' in an integer array"));
+            }
+            let end = self.len;
+            let mut i = self.pos;
+            while i < end {
+                let b = self.buf[i];
+                match b {
+                    b'0'..=b'9' if !need_separator => {
+                        if digits == 19 {
+                            self.pos = i;
+                            return Err(self.error("a number below 2^63"));
+                        }
+                        value = value * 10 + u64::from(b - b'0');
+                        digits += 1;
+                    }
+                    b',' | b']' => {
+                        if digits > 0 {
+                            if let Err(e) = sink(value) {
+                                self.pos = i;
+                                return Err(e);
+                            }
+                            count += 1;
+                        } else if b == b',' || count > 0 {
+                            self.pos = i;
+                            return Err(self.error("a number"));
+                        }
+                        value = 0;
+                        digits = 0;
+                        need_separator = false;
+                        if b == b']' {
+                            self.pos = i + 1;
+                            return Ok(count);
+                        }
+                    }
+                    b' ' | b'\n' | b'\r' | b'\t' => {
+                        if digits > 0 {
+                            need_separator = true;
+                        }
+                    }
+                    _ => {
+                        self.pos = i;
+                        return Err(self.error("an unsigned integer, ',' or ']'"));
+                    }
+                }
+                i += 1;
+            }
+            self.pos = end;
+        }
+    }
+
+    /// Skips one JSON value of any kind, keeping only its bytes when `keep`
+    /// is given (for the small `snapshot` object).
+    pub fn skip_value(&mut self, mut keep: Option<&mut Vec<u8>>) -> Result<(), SnapshotError> {
+        let first = self.peek("a value")?;
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let mut escaped = false;
+        let mut started = false;
+        loop {
+            if !self.fill()? {
+                return Err(self.eof("the end of a value"));
+            }
+            let b = self.buf[self.pos];
+            if started && depth == 0 && !in_string {
+                // A scalar ends at a delimiter.
+                if matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace() {
+                    return Ok(());
+                }
+            }
+            self.pos += 1;
+            if let Some(k) = keep.as_deref_mut() {
+                k.push(b);
+            }
+            started = true;
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1).ok_or_else(|| self.error("a value"))?;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                _ if first == b'{'
+                    || first == b'['
+                    || b.is_ascii_alphanumeric()
+                    || b == b'-'
+                    || b == b'.'
+                    || b == b'+' => {}
+                _ => return Err(self.error("a value")),
+            }
+        }
+    }
+}

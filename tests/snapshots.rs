@@ -1,0 +1,185 @@
+//! The snapshot engine on snapshots written by real Node in the test run:
+//! the holder named for five kinds of leak, figures equal to an independent
+//! JavaScript oracle (another dominator algorithm), and a truncated file
+//! refused with its byte offset.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::*;
+
+/// Runs a leak scenario from tests/targets/leaks, which writes
+/// before.heapsnapshot and after.heapsnapshot into a fresh directory.
+fn scenario(script: &str, count: u32) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = Command::new(node());
+    command
+        .arg(repo_path(&format!("tests/targets/leaks/{script}")))
+        .arg(dir.path())
+        .arg(count.to_string());
+    let finished = run_to_end(command);
+    assert_eq!(finished.code, 0, "{script}: {}", finished.stderr);
+    let before = dir.path().join("before.heapsnapshot");
+    let after = dir.path().join("after.heapsnapshot");
+    assert!(
+        before.exists() && after.exists(),
+        "{script} wrote both snapshots"
+    );
+    (dir, before, after)
+}
+
+fn diff(before: &Path, after: &Path) -> serde_json::Value {
+    let finished = run_leakcheck(&[
+        "diff",
+        before.to_str().unwrap(),
+        after.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    finished.json()
+}
+
+/// The holder of the largest group of new objects.
+fn top_holder(json: &serde_json::Value) -> &serde_json::Value {
+    &json["holders"][0]
+}
+
+#[test]
+fn names_a_module_scope_array() {
+    let (_dir, before, after) = scenario("module-array.mjs", 3000);
+    let json = diff(&before, &after);
+    let holder = top_holder(&json);
+    assert_eq!(holder["name"], "kept", "{holder:#}");
+    assert_eq!(holder["kind"], "closure or module variable");
+    assert_eq!(holder["holder_class"], "Array");
+    assert!(
+        holder["script"]
+            .as_str()
+            .unwrap()
+            .ends_with("module-array.mjs")
+    );
+    assert!(holder["objects"].as_u64().unwrap() >= 3000);
+    let grown = &json["classes"][0];
+    let new_count = grown["new_count"].as_u64().unwrap();
+    assert!((3000..3010).contains(&new_count), "{grown:#}");
+    assert!(
+        holder["path_text"]
+            .as_str()
+            .unwrap()
+            .contains("[context kept]")
+    );
+}
+
+#[test]
+fn names_a_map_cache() {
+    let (_dir, before, after) = scenario("map-cache.mjs", 3000);
+    let json = diff(&before, &after);
+    let holder = top_holder(&json);
+    assert_eq!(holder["name"], "cache", "{holder:#}");
+    assert_eq!(holder["holder_class"], "Map");
+}
+
+#[test]
+fn names_a_global_property_in_commonjs() {
+    let (_dir, before, after) = scenario("global-property.cjs", 3000);
+    let json = diff(&before, &after);
+    let holder = top_holder(&json);
+    assert_eq!(holder["name"], "globalThis.sessionStore", "{holder:#}");
+    assert_eq!(holder["kind"], "global property");
+}
+
+#[test]
+fn names_event_emitter_listeners() {
+    let (_dir, before, after) = scenario("emitter.mjs", 3000);
+    let json = diff(&before, &after);
+    let holder = top_holder(&json);
+    assert_eq!(holder["kind"], "event listener list", "{holder:#}");
+    assert_eq!(holder["name"], "bus._events.config-changed");
+}
+
+#[test]
+fn names_closures_held_by_timers() {
+    let (_dir, before, after) = scenario("timers.mjs", 3000);
+    let json = diff(&before, &after);
+    let holder = json["holders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["class"] == "Timeout")
+        .expect("Timeout grew");
+    assert_eq!(holder["kind"], "timer list", "{holder:#}");
+    assert_eq!(holder["holder_class"], "TimersList");
+}
+
+#[test]
+fn figures_match_an_independent_oracle() {
+    let (_dir, _before, after) = scenario("map-cache.mjs", 2000);
+    let finished = run_leakcheck(&[
+        "inspect",
+        after.to_str().unwrap(),
+        "--top",
+        "40",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let ours = finished.json();
+    let mut command = Command::new(node());
+    command
+        .arg(repo_path("tests/oracle/snapshot-oracle.mjs"))
+        .arg(&after);
+    let oracle_run = run_to_end(command);
+    assert_eq!(oracle_run.code, 0, "{}", oracle_run.stderr);
+    let oracle: serde_json::Value = serde_json::from_str(&oracle_run.stdout).unwrap();
+
+    assert_eq!(ours["totals"]["nodes"], oracle["nodes"]);
+    assert_eq!(ours["totals"]["edges"], oracle["edges"]);
+    assert_eq!(
+        ours["totals"]["self_size"].as_f64(),
+        oracle["self_size"].as_f64()
+    );
+    let oracle_classes = oracle["classes"].as_array().unwrap();
+    for class in ours["classes"].as_array().unwrap() {
+        let name = class["class"].as_str().unwrap();
+        let theirs = oracle_classes
+            .iter()
+            .find(|c| c["class"] == name)
+            .unwrap_or_else(|| panic!("oracle lacks {name}"));
+        for field in ["count", "self_size", "retained_size"] {
+            assert_eq!(
+                class[field].as_f64(),
+                theirs[field].as_f64(),
+                "{name} {field}"
+            );
+        }
+    }
+    let by_id = &oracle["retained_by_id"];
+    for object in ours["largest_retainers"].as_array().unwrap() {
+        let id = object["id"].to_string();
+        assert_eq!(
+            object["retained_size"].as_f64(),
+            by_id[&id].as_f64(),
+            "retained size of @{id}"
+        );
+    }
+}
+
+#[test]
+fn a_truncated_snapshot_names_the_byte_where_it_ends() {
+    let (dir, before, _after) = scenario("module-array.mjs", 10);
+    let bytes = std::fs::read(&before).unwrap();
+    let cut = dir.path().join("cut.heapsnapshot");
+    let keep = bytes.len() * 2 / 3;
+    std::fs::write(&cut, &bytes[..keep]).unwrap();
+    let finished = run_leakcheck(&["inspect", cut.to_str().unwrap()]);
+    assert_eq!(finished.code, 2);
+    assert!(
+        finished.stderr.contains(&format!("ends at byte {keep}")),
+        "{}",
+        finished.stderr
+    );
+    assert!(finished.stderr.contains("truncated"), "{}", finished.stderr);
+}
