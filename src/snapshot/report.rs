@@ -95,7 +95,7 @@ pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
         .nodes()
         .filter(|n| *n != NodeId::ROOT && is_user_object(a, *n))
         .collect();
-    objects.sort_by(|x, y| a.dominators.retained(*y).cmp(&a.dominators.retained(*x)));
+    objects.sort_by_key(|n| std::cmp::Reverse(a.dominators.retained(*n)));
     let largest_retainers = objects
         .into_iter()
         .take(top)
@@ -130,7 +130,7 @@ pub fn diff_report(before: &Analysis, after: &Analysis, top: usize) -> DiffRepor
     {
         holders.extend(holders_of(after, &new, &row.class, 1));
     }
-    holders.sort_by(|x, y| y.new_bytes.cmp(&x.new_bytes));
+    holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
     DiffReport {
         schema_version: 1,
