@@ -30,34 +30,29 @@ pub struct Dominators {
 impl Dominators {
     pub fn compute(graph: &HeapGraph) -> Dominators {
         let n = graph.node_count();
-        let order = DfsOrder::compute(graph);
+        let mut order = DfsOrder::compute(graph);
         let mut idom_dfn = semidominators_to_idoms(graph, &order);
         idom_dfn[0] = 0;
-        let mut retained: Vec<u64> = order.vertex.iter().map(|v| graph.self_size(*v)).collect();
-        for w in (1..n).rev() {
-            let parent = idom_dfn[w] as usize;
-            retained[parent] += retained[w];
-        }
+        // Everything below works in node space, keeping one array per figure
+        // alive: peak memory is what limits the size of snapshot we can read.
+        order.dfn = Vec::new();
+        order.parent = Vec::new();
         let mut idom = vec![NodeId::ROOT; n];
-        let mut by_node = vec![0u64; n];
-        let mut depth_dfn = vec![0u32; n];
-        for w in 0..n {
-            let node = order.vertex[w];
-            idom[node.index()] = order.vertex[idom_dfn[w] as usize];
-            by_node[node.index()] = retained[w];
-            if w > 0 {
-                depth_dfn[w] = depth_dfn[idom_dfn[w] as usize] + 1;
-            }
-        }
         let mut depth = vec![0u32; n];
-        for w in 0..n {
-            depth[order.vertex[w].index()] = depth_dfn[w];
+        for w in 1..n {
+            let node = order.vertex[w].index();
+            let dominator = order.vertex[idom_dfn[w] as usize];
+            idom[node] = dominator;
+            // An immediate dominator precedes its nodes in DFS order.
+            depth[node] = depth[dominator.index()] + 1;
         }
-        Dominators {
-            idom,
-            retained: by_node,
-            depth,
+        let mut retained: Vec<u64> = (0..n as u32).map(|i| graph.self_size(NodeId(i))).collect();
+        for w in (1..n).rev() {
+            let node = order.vertex[w];
+            let dominator = idom[node.index()];
+            retained[dominator.index()] += retained[node.index()];
         }
+        Dominators { idom, retained, depth }
     }
 
     pub fn idom(&self, n: NodeId) -> NodeId {

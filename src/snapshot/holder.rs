@@ -111,11 +111,11 @@ fn naming_path(b: &Analysis, node: NodeId) -> Vec<Step> {
     }
     match best {
         Some((_, _, last)) => {
-            let mut steps = b.paths.path_to(last.from);
+            let mut steps = b.paths.path_to(&b.graph, last.from);
             steps.push(last);
             steps
         }
-        None => b.paths.path_to(node),
+        None => b.paths.path_to(&b.graph, node),
     }
 }
 

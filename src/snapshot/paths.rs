@@ -12,9 +12,9 @@ const UNREACHED: u32 = u32::MAX;
 pub struct Paths {
     /// Edges from the root, or `u32::MAX` when no essential path reaches it.
     pub distance: Vec<u32>,
-    /// The edge a node was first reached by.
+    /// The edge a node was first reached by; its source is found from the
+    /// graph's edge offsets, so no per-node source column is kept.
     parent_edge: Vec<u32>,
-    parent_node: Vec<NodeId>,
 }
 
 /// One step of a retainer path: the edge from `from` that leads on.
@@ -30,7 +30,6 @@ impl Paths {
         let n = graph.node_count();
         let mut distance = vec![UNREACHED; n];
         let mut parent_edge = vec![u32::MAX; n];
-        let mut parent_node = vec![NodeId::ROOT; n];
         let mut queue = VecDeque::new();
         distance[0] = 0;
         queue.push_back(NodeId::ROOT);
@@ -44,29 +43,30 @@ impl Paths {
                 if distance[to.index()] == UNREACHED {
                     distance[to.index()] = next;
                     parent_edge[to.index()] = e.0;
-                    parent_node[to.index()] = node;
                     queue.push_back(to);
                 }
             }
         }
-        Paths {
-            distance,
-            parent_edge,
-            parent_node,
-        }
+        Paths { distance, parent_edge }
     }
 
     pub fn reachable(&self, n: NodeId) -> bool {
         self.distance[n.index()] != UNREACHED
     }
 
+    /// The node an edge leaves from: the last node whose edges start at or before it.
+    fn source_of(graph: &HeapGraph, edge: EdgeId) -> NodeId {
+        let after = graph.first_edge.partition_point(|start| *start <= edge.0);
+        NodeId((after - 1) as u32)
+    }
+
     /// The shortest essential path from the root to `n`, root first.
-    pub fn path_to(&self, n: NodeId) -> Vec<Step> {
+    pub fn path_to(&self, graph: &HeapGraph, n: NodeId) -> Vec<Step> {
         let mut steps = Vec::new();
         let mut at = n;
         while at != NodeId::ROOT && self.reachable(at) {
             let edge = EdgeId(self.parent_edge[at.index()]);
-            let from = self.parent_node[at.index()];
+            let from = Self::source_of(graph, edge);
             steps.push(Step { from, edge, to: at });
             at = from;
         }

@@ -71,7 +71,7 @@ fn weak_edges_do_not_retain_and_weakly_held_nodes_hang_off_the_root() {
 fn paths_are_shortest_and_named() {
     let a = tiny();
     let d = node_by_name(&a, "D");
-    let steps = a.paths.path_to(d);
+    let steps = a.paths.path_to(&a.graph, d);
     let names: Vec<String> = steps.iter().map(|s| a.graph.edge_name(s.edge)).collect();
     assert_eq!(names, ["a", "c", "d"]);
     assert_eq!(a.paths.distance[d.index()], 3);
