@@ -7,20 +7,28 @@ use std::time::Instant;
 use crate::cli::{DiffArgs, InspectArgs};
 use crate::report::write_output;
 use crate::snapshot::{
-    Analysis, DiffReport, InspectReport, analyse_file, diff_report, inspect_report,
+    Analysis, BeforeSummary, DiffReport, InspectReport, diff_report, inspect_report, parse,
+    summarise_before,
 };
 use crate::units::mb;
 
 fn load(path: &std::path::Path) -> anyhow::Result<Analysis> {
     let started = Instant::now();
-    let analysis = analyse_file(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+    let graph = parse(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let parsed = started.elapsed().as_secs_f64();
+    let analysis = Analysis::new(graph);
+    let total = started.elapsed().as_secs_f64();
+    let megabytes = analysis.graph.file_bytes as f64 / 1e6;
     eprintln!(
-        "{}: {} nodes, {} edges, {:.1} MB read and analysed in {:.2} s",
+        "{}: {} nodes, {} edges, {megabytes:.1} MB: parsed in {parsed:.2} s ({:.0} MB/s), dominators and paths in {:.2} s ({:.0} MB/s overall)",
         path.display(),
         analysis.graph.node_count(),
         analysis.graph.edge_count(),
-        analysis.graph.file_bytes as f64 / 1e6,
-        started.elapsed().as_secs_f64()
+        megabytes / parsed,
+        total - parsed,
+        megabytes / total
     );
     Ok(analysis)
 }
@@ -43,9 +51,46 @@ pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     emit(args.json.as_deref(), &inspect_text(&report), &report)
 }
 
+/// Below this combined size the two snapshots are read at the same time,
+/// one per core; above it, one after the other, the earlier one summarised
+/// and freed first, so peak memory stays near that of the larger file.
+const PARALLEL_DIFF_BYTES: u64 = 512 * 1024 * 1024;
+
+fn summarise_file(path: &std::path::Path) -> anyhow::Result<BeforeSummary> {
+    let started = Instant::now();
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+    let graph = parse(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let summary = summarise_before(&graph);
+    eprintln!(
+        "{}: {} nodes, {:.1} MB read and summarised in {:.2} s",
+        path.display(),
+        graph.node_count(),
+        graph.file_bytes as f64 / 1e6,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(summary)
+}
+
 pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
-    let before = load(&args.before)?;
-    let after = load(&args.after)?;
+    let size = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .map(|m| m.len())
+            .unwrap_or(u64::MAX / 2)
+    };
+    let (before, after) = if size(&args.before) + size(&args.after) < PARALLEL_DIFF_BYTES {
+        std::thread::scope(|scope| {
+            let earlier = scope.spawn(|| summarise_file(&args.before));
+            let later = load(&args.after);
+            let earlier = earlier
+                .join()
+                .map_err(|_| anyhow::anyhow!("reading {} failed", args.before.display()))?;
+            Ok::<_, anyhow::Error>((earlier?, later?))
+        })?
+    } else {
+        let before = summarise_file(&args.before)?;
+        (before, load(&args.after)?)
+    };
     let report = diff_report(&before, &after, args.top);
     emit(args.json.as_deref(), &diff_text(&report), &report)
 }

@@ -8,7 +8,7 @@
 mod connection;
 mod engine;
 mod plan;
-mod response;
+pub mod response;
 mod stats;
 
 pub use engine::{LoadError, LoadProgress, LoadRun};

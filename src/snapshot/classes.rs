@@ -3,7 +3,7 @@
 //! names (memlab's habit, and the most useful key for a leak of records),
 //! and internal kinds in parentheses.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::dominators::Dominators;
 use super::graph::{EdgeType, HeapGraph, NodeId, NodeType};
@@ -47,10 +47,11 @@ fn object_shape(graph: &HeapGraph, n: NodeId) -> String {
         if graph.edge_type(e) != EdgeType::Property {
             continue;
         }
-        let name = graph.edge_name(e);
+        let name = graph.edge_name_str(e).unwrap_or_default();
         if name == "__proto__" {
             continue;
         }
+        let name = name.to_string();
         if names.len() == SHAPE_PROPERTIES {
             more = true;
             break;
@@ -67,6 +68,102 @@ fn object_shape(graph: &HeapGraph, n: NodeId) -> String {
     )
 }
 
+/// The class of every node, computed once: `of[n]` indexes `names`.
+/// Plain objects are keyed by the string ids of their property names, so
+/// a key string is built once per shape, not once per object.
+pub struct ClassIndex {
+    pub of: Vec<u32>,
+    pub names: Vec<String>,
+}
+
+impl ClassIndex {
+    pub fn build(graph: &HeapGraph) -> ClassIndex {
+        let mut by_name: HashMap<(u8, u32), u32> = HashMap::default();
+        let mut by_shape: HashMap<Box<[u32]>, u32> = HashMap::default();
+        let mut names: Vec<String> = Vec::new();
+        let mut shape: Vec<u32> = Vec::with_capacity(SHAPE_PROPERTIES + 1);
+        let mut of = Vec::with_capacity(graph.node_count());
+        // Compared by id, not text: this loop runs once per node.
+        let object = graph.strings.find("Object");
+        let proto = graph.strings.find("__proto__").map(|id| id.0);
+        for n in graph.nodes() {
+            let t = graph.node_type(n);
+            let plain_object = matches!(t, NodeType::Object | NodeType::Native)
+                && Some(graph.node_name[n.index()]) == object;
+            let id = if plain_object {
+                shape.clear();
+                for e in graph.edges(n) {
+                    let name = graph.edge_name[e.0 as usize];
+                    if graph.edge_type(e) == EdgeType::Property && Some(name) != proto {
+                        shape.push(name);
+                        if shape.len() > SHAPE_PROPERTIES {
+                            break;
+                        }
+                    }
+                }
+                match by_shape.get(&shape[..]) {
+                    Some(id) => *id,
+                    None => {
+                        let id = intern(&mut names, class_key(graph, n));
+                        by_shape.insert(shape.clone().into_boxed_slice(), id);
+                        id
+                    }
+                }
+            } else {
+                // Types whose key depends on the name keep it; the others
+                // have one class per type.
+                let named = matches!(
+                    t,
+                    NodeType::Object | NodeType::Native | NodeType::Synthetic | NodeType::Other
+                );
+                let key = (
+                    graph.node_type[n.index()],
+                    if named {
+                        graph.node_name[n.index()].0
+                    } else {
+                        u32::MAX
+                    },
+                );
+                match by_name.get(&key) {
+                    Some(id) => *id,
+                    None => {
+                        let id = intern(&mut names, class_key(graph, n));
+                        by_name.insert(key, id);
+                        id
+                    }
+                }
+            };
+            of.push(id);
+        }
+        // Different raw keys may give the same text ("Object" with and
+        // without properties, say); merge them so each class is one row.
+        let mut canonical: HashMap<String, u32> = HashMap::default();
+        let mut remap = Vec::with_capacity(names.len());
+        let mut merged = Vec::new();
+        for name in names {
+            let next = merged.len() as u32;
+            let id = *canonical.entry(name.clone()).or_insert(next);
+            if id == next {
+                merged.push(name);
+            }
+            remap.push(id);
+        }
+        for id in &mut of {
+            *id = remap[*id as usize];
+        }
+        ClassIndex { of, names: merged }
+    }
+
+    pub fn class_of(&self, n: NodeId) -> &str {
+        &self.names[self.of[n.index()] as usize]
+    }
+}
+
+fn intern(names: &mut Vec<String>, name: String) -> u32 {
+    names.push(name);
+    (names.len() - 1) as u32
+}
+
 /// Count and sizes of one class.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClassTotals {
@@ -78,22 +175,13 @@ pub struct ClassTotals {
 }
 
 /// Per-class totals of a whole snapshot, largest retained first.
-pub fn summarise(graph: &HeapGraph, doms: &Dominators) -> Vec<(String, ClassTotals)> {
-    let keys: Vec<u32>;
-    let mut names: Vec<String> = Vec::new();
-    {
-        let mut index: HashMap<String, u32> = HashMap::new();
-        keys = graph
-            .nodes()
-            .map(|n| {
-                let key = class_key(graph, n);
-                *index.entry(key.clone()).or_insert_with(|| {
-                    names.push(key);
-                    (names.len() - 1) as u32
-                })
-            })
-            .collect();
-    }
+pub fn summarise(
+    graph: &HeapGraph,
+    doms: &Dominators,
+    classes: &ClassIndex,
+) -> Vec<(String, ClassTotals)> {
+    let keys = &classes.of;
+    let names = classes.names.clone();
     let mut totals = vec![ClassTotals::default(); names.len()];
     for n in graph.nodes() {
         let t = &mut totals[keys[n.index()] as usize];

@@ -39,9 +39,9 @@ impl Dominators {
         order.parent = Vec::new();
         let mut idom = vec![NodeId::ROOT; n];
         let mut depth = vec![0u32; n];
-        for w in 1..n {
+        for (w, dominator_dfn) in idom_dfn.iter().enumerate().skip(1) {
             let node = order.vertex[w].index();
-            let dominator = order.vertex[idom_dfn[w] as usize];
+            let dominator = order.vertex[*dominator_dfn as usize];
             idom[node] = dominator;
             // An immediate dominator precedes its nodes in DFS order.
             depth[node] = depth[dominator.index()] + 1;
@@ -52,7 +52,11 @@ impl Dominators {
             let dominator = idom[node.index()];
             retained[dominator.index()] += retained[node.index()];
         }
-        Dominators { idom, retained, depth }
+        Dominators {
+            idom,
+            retained,
+            depth,
+        }
     }
 
     pub fn idom(&self, n: NodeId) -> NodeId {

@@ -48,6 +48,13 @@ impl Strings {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The id of a string, by a scan of the table (V8 writes each string once).
+    pub fn find(&self, text: &str) -> Option<StringId> {
+        (0..self.len() as u32)
+            .map(StringId)
+            .find(|id| self.get(*id) == text)
+    }
+
     pub fn get(&self, id: StringId) -> &str {
         let i = id.0 as usize;
         if i + 1 >= self.starts.len() {
@@ -220,6 +227,15 @@ impl HeapGraph {
             self.strings.get(StringId(raw)).to_string()
         }
     }
+    /// The edge's string name, without allocating; `None` for element and
+    /// hidden edges, which are named by an index.
+    pub fn edge_name_str(&self, e: EdgeId) -> Option<&str> {
+        if self.edge_type(e).name_is_index() {
+            return None;
+        }
+        Some(self.strings.get(StringId(self.edge_name[e.0 as usize])))
+    }
+
     /// Nodes holding an essential edge to `n` (one entry per edge).
     pub fn retainers(&self, n: NodeId) -> &[NodeId] {
         &self.retainers

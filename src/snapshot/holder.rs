@@ -4,12 +4,12 @@
 //! such object that holds most of the class's new bytes; its shortest
 //! retainer path from the GC roots, read from the end, names the variable.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::Serialize;
 
 use super::Analysis;
-use super::classes::class_key;
+use super::classes::{ClassIndex, class_key};
 use super::diff::NewNodes;
 use super::graph::{EdgeType, NodeId, NodeType};
 use super::paths::Step;
@@ -49,11 +49,20 @@ pub struct Holder {
 }
 
 /// The holders of the new objects of `class` in `b`, largest first.
-pub fn holders_of(b: &Analysis, new: &NewNodes, class: &str, limit: usize) -> Vec<Holder> {
+pub fn holders_of(
+    b: &Analysis,
+    classes: &ClassIndex,
+    new: &NewNodes,
+    class: &str,
+    limit: usize,
+) -> Vec<Holder> {
     let graph = &b.graph;
-    let mut by_holder: HashMap<NodeId, (u64, u64)> = HashMap::new();
+    let Some(class_id) = classes.names.iter().position(|c| c == class) else {
+        return Vec::new();
+    };
+    let mut by_holder: HashMap<NodeId, (u64, u64)> = HashMap::default();
     for n in graph.nodes() {
-        if !new.is_new[n.index()] || class_key(graph, n) != class {
+        if !new.is_new[n.index()] || classes.of[n.index()] != class_id as u32 {
             continue;
         }
         let mut at = b.dominators.idom(n);

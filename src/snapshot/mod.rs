@@ -19,14 +19,18 @@ mod scan;
 use std::io::Read;
 use std::path::Path;
 
-pub use classes::{ClassTotals, class_key, summarise};
-pub use diff::{ClassDiff, GrowthRow, NewNodes, compare_classes, grew_by_self_size, new_nodes};
+pub use classes::{ClassIndex, ClassTotals, class_key, summarise};
+pub use diff::{
+    Before, ClassDiff, GrowthRow, NewNodes, compare_classes, grew_by_self_size, new_nodes,
+};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, StringId};
 pub use holder::{Holder, PathStep, holders_of};
 pub use parse::parse;
 pub use paths::Paths;
-pub use report::{DiffReport, InspectReport, diff_report, inspect_report};
+pub use report::{
+    BeforeSummary, DiffReport, InspectReport, diff_report, inspect_report, summarise_before,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {

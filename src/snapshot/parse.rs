@@ -206,19 +206,43 @@ fn read_nodes<R: Read>(
     edge_counts: &mut Vec<u32>,
 ) -> Result<(), SnapshotError> {
     graph.node_type_table = l.node_types.clone();
+    // One column per field position, looked up by index: a jump table
+    // instead of a chain of comparisons per number.
+    #[derive(Clone, Copy)]
+    enum Column {
+        Type,
+        Name,
+        Id,
+        SelfSize,
+        EdgeCount,
+        Detachedness,
+        Ignored,
+    }
+    let mut columns = vec![Column::Ignored; l.node_width];
+    columns[l.node_type] = Column::Type;
+    columns[l.node_name] = Column::Name;
+    columns[l.node_id] = Column::Id;
+    columns[l.self_size] = Column::SelfSize;
+    columns[l.edge_count] = Column::EdgeCount;
+    if let Some(d) = l.detachedness {
+        columns[d] = Column::Detachedness;
+    }
     let mut field = 0usize;
     let count = scan.uint_array(|v| {
-        let small = u32::try_from(v);
-        match field {
-            f if f == l.node_type => graph.node_type.push(v.min(255) as u8),
-            f if f == l.node_name => graph
-                .node_name
-                .push(StringId(small.map_err(|_| too_big("node name"))?)),
-            f if f == l.node_id => graph.node_id.push(small.map_err(|_| too_big("node id"))?),
-            f if f == l.self_size => graph.self_size.push(small.unwrap_or(u32::MAX)),
-            f if f == l.edge_count => edge_counts.push(small.map_err(|_| too_big("edge count"))?),
-            f if Some(f) == l.detachedness => graph.detachedness.push(v.min(255) as u8),
-            _ => {}
+        match columns[field] {
+            Column::Type => graph.node_type.push(v.min(255) as u8),
+            Column::Name => graph.node_name.push(StringId(
+                u32::try_from(v).map_err(|_| too_big("node name"))?,
+            )),
+            Column::Id => graph
+                .node_id
+                .push(u32::try_from(v).map_err(|_| too_big("node id"))?),
+            Column::SelfSize => graph.self_size.push(u32::try_from(v).unwrap_or(u32::MAX)),
+            Column::EdgeCount => {
+                edge_counts.push(u32::try_from(v).map_err(|_| too_big("edge count"))?)
+            }
+            Column::Detachedness => graph.detachedness.push(v.min(255) as u8),
+            Column::Ignored => {}
         }
         field += 1;
         if field == l.node_width {
@@ -243,12 +267,17 @@ fn read_edges<R: Read>(
     graph.edge_type_table = l.edge_types.clone();
     let node_numbers = graph.node_id.len() as u64 * l.node_width as u64;
     let width = l.node_width as u64;
+    // 0 = type, 1 = name, 2 = target, 3 = ignored, by field position.
+    let mut columns = vec![3u8; l.edge_width];
+    columns[l.edge_type] = 0;
+    columns[l.edge_name] = 1;
+    columns[l.edge_to] = 2;
     let mut field = 0usize;
     let count = scan.uint_array(|v| {
-        match field {
-            f if f == l.edge_type => graph.edge_type.push(v.min(255) as u8),
-            f if f == l.edge_name => graph.edge_name.push(u32::try_from(v).map_err(|_| too_big("edge name"))?),
-            f if f == l.edge_to => {
+        match columns[field] {
+            0 => graph.edge_type.push(v.min(255) as u8),
+            1 => graph.edge_name.push(u32::try_from(v).map_err(|_| too_big("edge name"))?),
+            2 => {
                 if v % width != 0 || v >= node_numbers {
                     return Err(SnapshotError::Format(format!(
                         "edge {} points to {v}, which is not the start of a node (node fields: {width}, nodes: {})",

@@ -47,7 +47,15 @@ impl Paths {
                 }
             }
         }
-        Paths { distance, parent_edge }
+        Paths {
+            distance,
+            parent_edge,
+        }
+    }
+
+    /// Nodes no essential path reaches.
+    pub fn unreached_count(&self) -> u64 {
+        self.distance.iter().filter(|d| **d == UNREACHED).count() as u64
     }
 
     pub fn reachable(&self, n: NodeId) -> bool {

@@ -2,11 +2,11 @@
 
 use serde::Serialize;
 
-use super::classes::summarise;
-use super::diff::{ClassDiff, GrowthRow, compare_classes, grew_by_self_size, new_nodes};
+use super::Analysis;
+use super::classes::{ClassIndex, summarise};
+use super::diff::{Before, ClassDiff, GrowthRow, compare_classes, grew_by_self_size, new_nodes};
 use super::graph::NodeId;
 use super::holder::{Holder, holders_of};
-use super::{Analysis, class_key};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassRow {
@@ -81,7 +81,8 @@ fn is_user_object(a: &Analysis, n: NodeId) -> bool {
 
 pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
     let g = &a.graph;
-    let classes = summarise(g, &a.dominators)
+    let index = ClassIndex::build(g);
+    let classes = summarise(g, &a.dominators, &index)
         .into_iter()
         .take(top)
         .map(|(class, t)| ClassRow {
@@ -101,7 +102,7 @@ pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
         .take(top)
         .map(|n| ObjectRow {
             id: g.id(n),
-            class: class_key(g, n),
+            class: index.class_of(n).to_string(),
             name: g.name(n).to_string(),
             self_size: g.self_size(n),
             retained_size: a.dominators.retained(n),
@@ -119,28 +120,48 @@ pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
 /// Classes whose new objects a holder is looked for: the top grown ones.
 const HOLDER_CLASSES: usize = 3;
 
-pub fn diff_report(before: &Analysis, after: &Analysis, top: usize) -> DiffReport {
-    let new = new_nodes(&before.graph, &after.graph);
-    let classes = compare_classes(&before.graph, &after.graph, &new);
+/// What `diff` keeps of the earlier snapshot, so its graph can be freed.
+pub struct BeforeSummary {
+    totals: Totals,
+    before: Before,
+}
+
+/// Summarises the earlier snapshot of a diff.
+pub fn summarise_before(graph: &super::HeapGraph) -> BeforeSummary {
+    let totals = Totals {
+        file_bytes: graph.file_bytes,
+        nodes: graph.node_count() as u64,
+        edges: graph.edge_count() as u64,
+        strings: graph.strings.len() as u64,
+        self_size: graph.nodes().map(|n| graph.self_size(n)).sum(),
+        unreachable_nodes: super::Paths::compute(graph).unreached_count(),
+    };
+    BeforeSummary {
+        totals,
+        before: Before::summarise(graph),
+    }
+}
+
+pub fn diff_report(before: &BeforeSummary, after: &Analysis, top: usize) -> DiffReport {
+    let classes_b = ClassIndex::build(&after.graph);
+    let new = new_nodes(&before.before, &after.graph);
+    let classes = compare_classes(&before.before, &after.graph, &classes_b, &new);
     let mut holders = Vec::new();
     for row in classes
         .iter()
         .filter(|r| r.alloc_size > 0)
         .take(HOLDER_CLASSES)
     {
-        holders.extend(holders_of(after, &new, &row.class, 1));
+        holders.extend(holders_of(after, &classes_b, &new, &row.class, 1));
     }
     holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
     DiffReport {
         schema_version: 1,
-        before: totals(before),
+        before: before.totals.clone(),
         after: totals(after),
         classes: classes.into_iter().take(top).collect(),
-        grew_by_self_size: grew_by_self_size(&before.graph, &after.graph)
-            .into_iter()
-            .take(top)
-            .collect(),
+        grew_by_self_size: grew_by_self_size(&before.before, &after.graph, top),
         holders,
     }
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The snapshot engine against its peers, same files, same run:
+#   - a seed-sized pair (about 9 and 60 MB, one process): `leakcheck diff`
+#     against bench/seedlike-snapdiff.mjs (whole-file JSON.parse, tally,
+#     retainer walk) and the seed's own snapdiff.mjs; medians of RUNS;
+#   - a ~520 MB snapshot: `leakcheck inspect` (parse + dominators + retained
+#     sizes) against memlab's loader (parse + dominators + retained sizes);
+#   - a ~1.2 GB snapshot, past Node's JSON.parse limit: `leakcheck inspect`
+#     and `leakcheck diff` from the 520 MB one; the seed-like script's failure.
+# Wall time and peak RSS from /usr/bin/time. Snapshots come from
+# bench/make-snapshot.mjs (cached in DIR).
+# usage: bench/snapshot-vs-peers.sh [RUNS] [DIR]   (needs `npm i` in bench/ for memlab)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+runs=${1:-3}
+dir=${2:-/tmp/leakcheck-snapshots}
+mkdir -p "$dir"
+(cd "$here/.." && cargo build --release -q)
+leakcheck="$here/../target/release/leakcheck"
+"$here/seed-extract.sh" "$dir/seed" >/dev/null
+if [ ! -f "$dir/pair-60.heapsnapshot" ]; then
+  node --max-old-space-size=20000 "$here/make-snapshot.mjs" "$dir/pair-9.heapsnapshot" 9 "$dir/pair-60.heapsnapshot" 60
+fi
+if [ ! -f "$dir/huge-1100.heapsnapshot" ]; then
+  node --max-old-space-size=20000 "$here/make-snapshot.mjs" "$dir/big-500.heapsnapshot" 500 "$dir/huge-1100.heapsnapshot" 1100
+fi
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# measure NAME CMD... → appends "seconds peak_mb exit" to $dir/NAME.txt
+measure() {
+  local name=$1; shift
+  local status=0
+  /usr/bin/time -f '%e %M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/$name.err" || status=$?
+  echo "$(tail -1 "$dir/time.txt" | awk '{printf "%s %.0f", $1, $2/1024}') $status" >>"$dir/$name.txt"
+}
+report() { # NAME LABEL
+  local f="$dir/$1.txt"
+  printf '  %-34s %7s s  %7s MB peak  exit %s\n' "$2" "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | sort -u | tr '\n' ' ')"
+}
+size_mb() { awk -v b="$(stat -L -c %s "$1")" 'BEGIN {printf "%.1f", b/1e6}'; }
+
+echo "machine: $(nproc) cores, node $(node --version), $(date -u +%F)"
+rm -f "$dir"/*.txt
+echo "pair: $(size_mb "$dir/pair-9.heapsnapshot") MB + $(size_mb "$dir/pair-60.heapsnapshot") MB, median of $runs"
+for _ in $(seq "$runs"); do
+  measure lc_pair "$leakcheck" diff "$dir/pair-9.heapsnapshot" "$dir/pair-60.heapsnapshot"
+  measure seedlike_pair node --max-old-space-size=20000 "$here/seedlike-snapdiff.mjs" "$dir/pair-9.heapsnapshot" "$dir/pair-60.heapsnapshot"
+  measure seed_pair node --max-old-space-size=20000 "$dir/seed/snapdiff.mjs" "$dir/pair-9.heapsnapshot" "$dir/pair-60.heapsnapshot"
+done
+report lc_pair "leakcheck diff"
+report seedlike_pair "seed-like script (JSON.parse)"
+report seed_pair "the seed's snapdiff.mjs"
+
+echo "big: $(size_mb "$dir/big-500.heapsnapshot") MB, one run each"
+measure lc_big "$leakcheck" inspect "$dir/big-500.heapsnapshot"
+grep -h "parsed in" "$dir/lc_big.err" | sed 's/^/    /'
+report lc_big "leakcheck inspect"
+measure memlab_big node --max-old-space-size=20000 "$here/memlab-parse.cjs" "$dir/big-500.heapsnapshot"
+report memlab_big "memlab (load + dominators)"
+
+echo "huge: $(size_mb "$dir/huge-1100.heapsnapshot") MB, one run each"
+measure lc_huge "$leakcheck" inspect "$dir/huge-1100.heapsnapshot"
+grep -h "parsed in" "$dir/lc_huge.err" | sed 's/^/    /'
+report lc_huge "leakcheck inspect"
+measure lc_huge_diff "$leakcheck" diff "$dir/big-500.heapsnapshot" "$dir/huge-1100.heapsnapshot"
+report lc_huge_diff "leakcheck diff 520 MB -> 1.2 GB"
+measure seedlike_huge node --max-old-space-size=20000 "$here/seedlike-snapdiff.mjs" "$dir/big-500.heapsnapshot" "$dir/huge-1100.heapsnapshot"
+report seedlike_huge "seed-like script"
+grep -ho "ERR_STRING_TOO_LONG\|Cannot create a string longer[^']*" "$dir/seedlike_huge.err" | head -1 | sed 's/^/    seed-like script failed: /'

@@ -1,0 +1,9 @@
+#![no_main]
+//! Any bytes: the snapshot parser and analyses return an error or a graph, never panic.
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(analysis) = leakcheck::snapshot::analyse(data) {
+        let _ = leakcheck::snapshot::inspect_report(&analysis, 5);
+    }
+});
