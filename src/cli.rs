@@ -422,6 +422,13 @@ pub struct RunArgs {
     pub attach: AttachArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Do not take heap snapshots to name the holder of a retention.
+    #[arg(long)]
+    pub no_diagnose: bool,
+    /// Also write the diagnosis' two heap snapshots here (mode 0600: heaps
+    /// hold request headers and secrets).
+    #[arg(long, value_name = "DIR")]
+    pub snapshots: Option<std::path::PathBuf>,
     /// The command that starts the server, after `--`.
     #[arg(
         last = true,
@@ -486,6 +493,9 @@ pub struct RunProps {
     /// How memory is read when not through the launched target's inspector.
     pub attach: Option<Attach>,
     pub allow_remote_inspector: bool,
+    /// Name the holder of a retention with heap snapshots.
+    pub diagnose: bool,
+    pub snapshots: Option<std::path::PathBuf>,
     /// Empty when attaching to a running server.
     pub command: Vec<String>,
 }
@@ -515,6 +525,8 @@ impl RunArgs {
             max_retained: self.max_retained,
             attach: self.attach.choice(),
             allow_remote_inspector: self.attach.allow_remote_inspector,
+            diagnose: !self.no_diagnose,
+            snapshots: self.snapshots,
             command: self.command,
         })
     }

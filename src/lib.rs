@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod commands;
 pub mod cycle;
+pub mod diagnose;
 pub mod inspector;
 pub mod load;
 pub mod model;

@@ -63,6 +63,9 @@ pub struct RouteResult {
     /// than two readings).
     pub retained_bytes_per_request: Option<RetainedPerRequest>,
     pub verdict: Option<Verdict>,
+    /// The holder of the retention (inspector targets; `--no-diagnose` skips it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -179,4 +182,41 @@ impl Comparison {
     pub fn regressions(&self) -> impl Iterator<Item = &RouteComparison> {
         self.routes.iter().filter(|r| r.regressed)
     }
+}
+
+/// What holds a route's retention, from two heap snapshots around one more
+/// cycle and the sampling heap profiler during it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// Requests of the extra cycle.
+    pub requests: u64,
+    /// Grown classes (Comparison view), largest size delta first.
+    pub classes: Vec<crate::snapshot::ClassDiff>,
+    /// What holds the new objects of the top grown classes.
+    pub holders: Vec<crate::snapshot::Holder>,
+    /// Frames whose allocations during the cycle survived collection.
+    pub allocation_sites: Vec<AllocationSite>,
+    /// Snapshot sizes, bytes: before and after the cycle.
+    pub snapshot_bytes: [u64; 2],
+    /// Where the snapshots were written (`--snapshots DIR`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_files: Vec<String>,
+    /// Seconds: snapshots (transfer, target paused, parse overlapped), analysis.
+    pub snapshot_seconds: f64,
+    pub analysis_seconds: f64,
+    /// The target's rss before the first snapshot and after the second:
+    /// what writing snapshots cost it.
+    pub target_rss_before: u64,
+    pub target_rss_after: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocationSite {
+    pub function: String,
+    pub url: String,
+    /// 1-based, as editors count.
+    pub line: u32,
+    pub column: u32,
+    /// Sampled bytes still alive after the cycle's collection.
+    pub bytes: u64,
 }

@@ -218,11 +218,11 @@ fn a_second_ctrl_c_exits_at_once_and_the_target_still_dies() {
         .stderr(Stdio::null());
     let mut guard = Guard::spawn(&mut leakcheck_command);
     wait_listening(port);
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(1000));
     let started = Instant::now();
     // SAFETY: signalling the leakcheck process this test started, by PID.
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(1000));
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
     let status = guard.wait_within(Duration::from_secs(10));
     assert_eq!(status.code(), Some(2));

@@ -220,6 +220,7 @@ async fn measure(
 ) -> anyhow::Result<()> {
     let plan = cycle_plan(props, http);
     let mut probe: Option<Box<dyn Probe>> = None;
+    let mut deferred = Vec::new();
     for (index, route) in routes.iter().enumerate() {
         if props.fresh && index > 0 && slot.is_some() {
             restart_pause(slot, http.addr, progress).await?;
@@ -245,8 +246,66 @@ async fn measure(
         run_route(probe.as_mut(), &plan, into, progress)
             .await
             .with_context(|| format!("route {route}"))?;
+        if wants_diagnosis(props, into, probe.as_ref()) {
+            // A fresh process is discarded after its route, so its
+            // snapshots touch no other series; a shared one waits for the end.
+            if props.fresh || index + 1 == routes.len() {
+                diagnose_route(probe.as_mut(), &plan, into, props, progress).await;
+            } else {
+                deferred.push(index);
+            }
+        }
+    }
+    for index in deferred {
+        if let Some(probe) = probe.as_mut() {
+            let into = &mut result.routes[index];
+            diagnose_route(probe.as_mut(), &plan, into, props, progress).await;
+        }
     }
     Ok(())
+}
+
+/// Whether a route's verdict asks for the holder, and the probe can tell.
+fn wants_diagnosis(props: &RunProps, route: &RouteResult, probe: &dyn Probe) -> bool {
+    use crate::verdict::VerdictKind::*;
+    let retains = route
+        .verdict
+        .as_ref()
+        .is_some_and(|v| matches!(v.kind, Retention | OffHeapRetention | CounterGrowth));
+    props.diagnose && retains && probe.inspector().is_some()
+}
+
+/// Runs the diagnosis for a route; a failure becomes a finding, not a
+/// failed run: the measurements stand without it.
+async fn diagnose_route(
+    probe: &mut dyn Probe,
+    plan: &CyclePlan,
+    into: &mut RouteResult,
+    props: &RunProps,
+    progress: &Progress,
+) {
+    let mut load = plan.load.clone();
+    let mut request = plan.request.clone();
+    request.path = into.route.clone();
+    load.requests = vec![request];
+    let label = crate::diagnose::file_label(&into.route);
+    let say = |message: &str| progress.say(&format!("{}: diagnosis: {message}", into.route));
+    let diagnose_plan = crate::diagnose::DiagnosePlan {
+        load,
+        snapshots_dir: props.snapshots.as_deref(),
+        label,
+    };
+    match crate::diagnose::diagnose(probe, diagnose_plan, &say).await {
+        Ok(diagnosis) => into.diagnosis = Some(diagnosis),
+        Err(error) => {
+            if let Some(verdict) = into.verdict.as_mut() {
+                verdict.findings.push(crate::verdict::Finding {
+                    kind: "diagnosis-failed".into(),
+                    message: format!("naming the holder failed: {:#}", anyhow::Error::new(error)),
+                });
+            }
+        }
+    }
 }
 
 async fn launch(

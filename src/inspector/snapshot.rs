@@ -77,3 +77,82 @@ pub async fn create_private_file(path: &Path) -> std::io::Result<tokio::fs::File
     tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).await?;
     Ok(file)
 }
+
+/// Takes a snapshot and hands each chunk to `on_chunk` as it arrives (to
+/// feed a parser on another thread, or a file); returns the bytes passed.
+pub async fn stream_snapshot_chunks(
+    inspector: &Inspector,
+    mut on_chunk: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<u64, SnapshotError> {
+    let mut events = inspector.subscribe();
+    let params = json!({ "reportProgress": false, "captureNumericValue": false });
+    let call = inspector.call_within("HeapProfiler.takeHeapSnapshot", params, SNAPSHOT_TIMEOUT);
+    let mut call = std::pin::pin!(call);
+    let mut passed = 0u64;
+    let mut take = |event: super::Event, passed: &mut u64| -> std::io::Result<()> {
+        if event.method == "HeapProfiler.addHeapSnapshotChunk" {
+            let chunk = event
+                .params
+                .get("chunk")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            *passed += chunk.len() as u64;
+            on_chunk(chunk.as_bytes())?;
+        }
+        Ok(())
+    };
+    loop {
+        tokio::select! {
+            biased;
+            event = events.recv() => match event {
+                Some(event) => take(event, &mut passed)?,
+                None => return Err(InspectorError::Disconnected.into()),
+            },
+            answer = &mut call => {
+                answer?;
+                while let Ok(event) = events.try_recv() {
+                    take(event, &mut passed)?;
+                }
+                return Ok(passed);
+            }
+        }
+    }
+}
+
+/// A `Read` over chunks sent from another thread: lets the synchronous
+/// snapshot parser consume a snapshot while the inspector still sends it.
+pub struct ChunkReader {
+    chunks: std::sync::mpsc::Receiver<Vec<u8>>,
+    current: Vec<u8>,
+    at: usize,
+}
+
+impl ChunkReader {
+    pub fn new(chunks: std::sync::mpsc::Receiver<Vec<u8>>) -> ChunkReader {
+        ChunkReader {
+            chunks,
+            current: Vec::new(),
+            at: 0,
+        }
+    }
+}
+
+impl std::io::Read for ChunkReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.at == self.current.len() {
+            match self.chunks.recv() {
+                Ok(chunk) => {
+                    self.current = chunk;
+                    self.at = 0;
+                }
+                // The sender is gone: the snapshot is complete (or aborted,
+                // which the parser reports as a truncation).
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.current.len() - self.at);
+        out[..n].copy_from_slice(&self.current[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}

@@ -59,6 +59,10 @@ impl Probe for InspectorProbe {
         "inspector"
     }
 
+    fn inspector(&self) -> Option<&Inspector> {
+        Some(&self.inspector)
+    }
+
     async fn collect_garbage(&mut self) -> Result<(), ProbeError> {
         self.inspector
             .call("HeapProfiler.collectGarbage", json!({}))

@@ -96,6 +96,12 @@ pub trait Probe: Send {
     /// `inspector`, `endpoints` or `proc`.
     fn kind(&self) -> &'static str;
 
+    /// The inspector behind this probe, for snapshots and the sampling
+    /// heap profiler (only the inspector probe has one).
+    fn inspector(&self) -> Option<&crate::inspector::Inspector> {
+        None
+    }
+
     /// Whether `collect_garbage` really collects (the proc probe cannot).
     fn can_collect(&self) -> bool {
         true

@@ -34,6 +34,7 @@ svg.chart .grid { stroke: #ddd; stroke-width: 1; } svg .fit { stroke: #000; stro
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: right; } th { background: #f0f0f0; } td.l, th.l { text-align: left; white-space: nowrap; }
 .regressed { color: #B00020; font-weight: 700; }
+.diagnosis { border: 1px solid #ccc; padding: .5rem .9rem; margin: 0 0 1rem; } .diagnosis ul { margin: .2rem 0 .5rem 1.2rem; padding: 0; }
 @media print { body { margin: 0; max-width: none; } h2 { break-before: auto; } .charts { break-inside: avoid; } }
 "#;
 
@@ -169,8 +170,57 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize) {
         }
         None => out.push_str("<div class=\"verdict\">No cycle completed: no verdict.</div>\n"),
     }
+    if let Some(d) = &route.diagnosis {
+        render_diagnosis(out, d);
+    }
     render_charts(out, route);
     render_table(out, route);
+}
+
+/// The holder first: what a reader came for when the verdict says retention.
+fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
+    out.push_str("<div class=\"diagnosis\"><b>What holds it</b> (two heap snapshots around one more cycle):<ul>");
+    for h in d.holders.iter().take(3) {
+        let _ = write!(
+            out,
+            "<li><code>{}</code> — {}{}: {} new {} objects, {} KB new, {} KB retained by the {}<br><small><code>{}</code></small></li>",
+            esc(&h.name),
+            esc(&h.kind),
+            h.script
+                .as_deref()
+                .map_or(String::new(), |s| format!(" in <code>{}</code>", esc(s))),
+            h.objects,
+            esc(&h.class),
+            h.new_bytes / 1024,
+            h.retained_bytes / 1024,
+            esc(&h.holder_class),
+            esc(&h.path_text)
+        );
+    }
+    out.push_str("</ul>");
+    if !d.allocation_sites.is_empty() {
+        out.push_str("<b>Allocated by</b> (sampled, still alive after the cycle):<ul>");
+        for site in d.allocation_sites.iter().take(5) {
+            let _ = write!(
+                out,
+                "<li><code>{}</code> {}:{}:{} — {} KB</li>",
+                esc(&site.function),
+                esc(&site.url),
+                site.line,
+                site.column,
+                site.bytes / 1024
+            );
+        }
+        out.push_str("</ul>");
+    }
+    let _ = writeln!(
+        out,
+        "<small>Snapshots {:.1} + {:.1} MB; the target's rss went from {} to {} MB while they were written.</small></div>",
+        d.snapshot_bytes[0] as f64 / 1e6,
+        d.snapshot_bytes[1] as f64 / 1e6,
+        mb_cell(d.target_rss_before),
+        mb_cell(d.target_rss_after)
+    );
 }
 
 fn render_charts(out: &mut String, route: &RouteResult) {

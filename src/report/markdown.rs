@@ -76,6 +76,27 @@ impl Exporter for MarkdownExporter {
             for f in &v.findings {
                 let _ = writeln!(out, "  - {}: {}", f.kind, f.message);
             }
+            if let Some(d) = &route.diagnosis {
+                for h in d.holders.iter().take(2) {
+                    let _ = writeln!(
+                        out,
+                        "  - held by `{}` ({}{}), {} KB retained",
+                        cell(&h.name),
+                        h.kind,
+                        h.script
+                            .as_deref()
+                            .map_or(String::new(), |s| format!(", `{s}`")),
+                        h.retained_bytes / 1024
+                    );
+                }
+                if let Some(site) = d.allocation_sites.first() {
+                    let _ = writeln!(
+                        out,
+                        "  - allocated by `{}` at `{}:{}`",
+                        site.function, site.url, site.line
+                    );
+                }
+            }
         }
         if let Some(error) = &result.outcome.error {
             let _ = writeln!(out, "\n**Run {}:** {}", result.outcome.status, error);

@@ -124,5 +124,50 @@ fn render_route(out: &mut String, route: &RouteResult) -> std::fmt::Result {
         }
         None => writeln!(out, "verdict: none (no cycle completed)")?,
     }
+    if let Some(d) = &route.diagnosis {
+        render_diagnosis(out, d)?;
+    }
+    Ok(())
+}
+
+fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::Result {
+    writeln!(
+        out,
+        "diagnosis: one more cycle of {} requests between two heap snapshots ({:.1} + {:.1} MB); target rss {} → {} MB",
+        d.requests,
+        d.snapshot_bytes[0] as f64 / 1e6,
+        d.snapshot_bytes[1] as f64 / 1e6,
+        mb_cell(d.target_rss_before),
+        mb_cell(d.target_rss_after)
+    )?;
+    for h in d.holders.iter().take(3) {
+        writeln!(
+            out,
+            "  held by `{}` ({}{}): {} new {} objects, {} KB new, {} KB retained by the {} @{}",
+            h.name,
+            h.kind,
+            h.script
+                .as_deref()
+                .map_or(String::new(), |s| format!(", {s}")),
+            h.objects,
+            h.class,
+            h.new_bytes / 1024,
+            h.retained_bytes / 1024,
+            h.holder_class,
+            h.holder_id
+        )?;
+        writeln!(out, "    {}", h.path_text)?;
+    }
+    for site in d.allocation_sites.iter().take(3) {
+        writeln!(
+            out,
+            "  allocated at {} {}:{}:{} ({} KB sampled, still alive)",
+            site.function,
+            site.url,
+            site.line,
+            site.column,
+            site.bytes / 1024
+        )?;
+    }
     Ok(())
 }

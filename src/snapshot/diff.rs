@@ -10,12 +10,12 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::classes::ClassIndex;
 use super::graph::{HeapGraph, NodeId, NodeType, StringId};
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassDiff {
     pub class: String,
     pub new_count: u64,

@@ -6,7 +6,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Analysis;
 use super::classes::{ClassIndex, class_key};
@@ -14,7 +14,7 @@ use super::diff::NewNodes;
 use super::graph::{EdgeType, NodeId, NodeType};
 use super::paths::Step;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PathStep {
     pub edge_type: String,
     pub edge_name: String,
@@ -23,7 +23,7 @@ pub struct PathStep {
     pub node_id: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Holder {
     /// The grown class whose new objects it holds.
     pub class: String,
@@ -67,6 +67,13 @@ pub fn holders_of(
         }
         let mut at = b.dominators.idom(n);
         while at != NodeId::ROOT && new.is_new[at.index()] {
+            at = b.dominators.idom(at);
+        }
+        // An internal store (a Map's hash table, an array's elements) is
+        // reported as the object that owns it, which is what the code names.
+        while matches!(graph.node_type(at), NodeType::Array | NodeType::Hidden)
+            && graph.node_type(b.dominators.idom(at)) == NodeType::Object
+        {
             at = b.dominators.idom(at);
         }
         let entry = by_holder.entry(at).or_default();
@@ -179,10 +186,14 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, String) {
     let graph = &b.graph;
     let mut parts: Vec<String> = Vec::new();
     let mut kind: Option<&str> = None;
-    for step in steps.iter().rev() {
+    // Where the name starts: the kind is read from these steps only, not
+    // from whatever route the roots happen to reach the variable by.
+    let mut naming_from = steps.len();
+    for (index, step) in steps.iter().enumerate().rev() {
         if graph.node_type(step.from) == NodeType::Synthetic {
             break;
         }
+        naming_from = index;
         let t = graph.edge_type(step.edge);
         let name = graph.edge_name(step.edge);
         match t {
@@ -217,10 +228,13 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, String) {
         }
     }
     let holder_class = class_key(graph, holder);
-    let path_names: Vec<String> = steps.iter().map(|s| graph.edge_name(s.edge)).collect();
-    let kind = if path_names.iter().any(|n| n == "_events") {
+    let named = &steps[naming_from..];
+    let kind = if named
+        .iter()
+        .any(|s| graph.edge_name_str(s.edge) == Some("_events"))
+    {
         "event listener list"
-    } else if steps
+    } else if named
         .iter()
         .any(|s| matches!(graph.name(s.to), "Timeout" | "TimersList"))
     {

@@ -1,0 +1,187 @@
+//! Naming the holder of a retention, as part of `run`: settle, snapshot A,
+//! start the sampling heap profiler, one more cycle of the same load,
+//! settle, read the profile, snapshot B; then the snapshot engine's diff
+//! names what holds the new objects, and the profile names the lines that
+//! allocated what survived.
+//!
+//! Snapshots stream from the inspector straight into the parser on another
+//! thread (and to disk only with `--snapshots DIR`, mode 0600): leakcheck
+//! never holds a snapshot's text. A snapshot pauses the target and raises
+//! its rss for the rest of its life, so `run` diagnoses only after a
+//! route's measured series is complete.
+
+mod profile;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::inspector::snapshot::{
+    ChunkReader, SnapshotError, create_private_file, stream_snapshot_chunks,
+};
+use crate::inspector::{Inspector, InspectorError};
+use crate::load::{LoadPlan, LoadRun};
+use crate::model::Diagnosis;
+use crate::probe::{Probe, ProbeError};
+use crate::snapshot::{Analysis, HeapGraph, diff_report, summarise_before};
+
+/// Bytes between two samples of the sampling heap profiler: small enough
+/// that a few thousand retained records are sampled, cheap for the target.
+const SAMPLING_INTERVAL: u32 = 4096;
+/// Grown classes and allocation sites kept in the diagnosis.
+const TOP: usize = 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DiagnoseError {
+    #[error("the diagnosis needs the inspector probe (this run reads memory another way)")]
+    NoInspector,
+    #[error("reading memory failed")]
+    Probe(#[from] ProbeError),
+    #[error("the inspector failed")]
+    Inspector(#[from] InspectorError),
+    #[error("taking a snapshot failed")]
+    Snapshot(#[from] SnapshotError),
+    #[error("a snapshot could not be parsed: {0}")]
+    Parse(String),
+    #[error("the extra load cycle failed: {0}")]
+    Load(String),
+    #[error("cannot write the snapshot file {0}: {1}")]
+    File(PathBuf, String),
+}
+
+/// What the diagnosis needs besides the probe.
+pub struct DiagnosePlan<'a> {
+    /// The load of one cycle of the route.
+    pub load: LoadPlan,
+    /// Write the two snapshots here too (`--snapshots DIR`).
+    pub snapshots_dir: Option<&'a Path>,
+    /// A name for the files: the route, made safe for a file name.
+    pub label: String,
+}
+
+/// Runs the diagnosis for one route; `say` reports progress to the user.
+pub async fn diagnose(
+    probe: &mut dyn Probe,
+    plan: DiagnosePlan<'_>,
+    say: &dyn Fn(&str),
+) -> Result<Diagnosis, DiagnoseError> {
+    if probe.inspector().is_none() {
+        return Err(DiagnoseError::NoInspector);
+    }
+    let settled = probe.settled_sample().await?;
+    let inspector = probe.inspector().ok_or(DiagnoseError::NoInspector)?;
+    let started = Instant::now();
+    say("taking heap snapshot 1 of 2: the target is paused while V8 writes it");
+    let file_a = plan
+        .snapshots_dir
+        .map(|d| d.join(format!("{}-before.heapsnapshot", plan.label)));
+    let (before, bytes_a) =
+        snapshot_into(inspector, file_a.as_deref(), |g| summarise_before(&g)).await?;
+    let mut seconds = started.elapsed().as_secs_f64();
+    inspector
+        .call(
+            "HeapProfiler.startSampling",
+            json!({ "samplingInterval": SAMPLING_INTERVAL }),
+        )
+        .await?;
+    say("one more load cycle under the sampling heap profiler");
+    let report = LoadRun::start(plan.load)
+        .finish()
+        .await
+        .map_err(|e| DiagnoseError::Load(format!("{e:#}")))?;
+    probe.settled_sample().await?;
+    let inspector = probe.inspector().ok_or(DiagnoseError::NoInspector)?;
+    let profile = inspector
+        .call("HeapProfiler.getSamplingProfile", json!({}))
+        .await?;
+    inspector
+        .call("HeapProfiler.stopSampling", json!({}))
+        .await?;
+    say("taking heap snapshot 2 of 2: the target is paused while V8 writes it");
+    let started_b = Instant::now();
+    let file_b = plan
+        .snapshots_dir
+        .map(|d| d.join(format!("{}-after.heapsnapshot", plan.label)));
+    let (after, bytes_b) = snapshot_into(inspector, file_b.as_deref(), Analysis::new).await?;
+    seconds += started_b.elapsed().as_secs_f64();
+    let analysis_started = Instant::now();
+    let diff = diff_report(&before, &after, TOP);
+    let analysis_seconds = analysis_started.elapsed().as_secs_f64();
+    let rss_after = probe.sample().await?.rss;
+    Ok(Diagnosis {
+        requests: report.requests,
+        classes: diff
+            .classes
+            .into_iter()
+            .filter(|c| c.size_delta > 0)
+            .take(TOP)
+            .collect(),
+        holders: diff.holders,
+        allocation_sites: profile::surviving_sites(&profile, TOP),
+        snapshot_bytes: [bytes_a, bytes_b],
+        snapshot_files: [file_a, file_b]
+            .into_iter()
+            .flatten()
+            .map(|p| p.display().to_string())
+            .collect(),
+        snapshot_seconds: seconds,
+        analysis_seconds,
+        target_rss_before: settled.rss,
+        target_rss_after: rss_after,
+    })
+}
+
+/// Streams a snapshot into the parser on a blocking thread (and into a
+/// file when asked), then applies `finish` to the parsed graph there.
+async fn snapshot_into<T: Send + 'static>(
+    inspector: &Inspector,
+    file: Option<&Path>,
+    finish: impl FnOnce(HeapGraph) -> T + Send + 'static,
+) -> Result<(T, u64), DiagnoseError> {
+    let (chunks, receiver) = std::sync::mpsc::channel::<Vec<u8>>();
+    let parser = tokio::task::spawn_blocking(move || {
+        crate::snapshot::parse(ChunkReader::new(receiver))
+            .map(finish)
+            .map_err(|e| e.to_string())
+    });
+    let mut disk = match file {
+        Some(path) => Some(
+            create_private_file(path)
+                .await
+                .map_err(|e| DiagnoseError::File(path.to_path_buf(), e.to_string()))?
+                .into_std()
+                .await,
+        ),
+        None => None,
+    };
+    let streamed = stream_snapshot_chunks(inspector, |chunk| {
+        if let Some(file) = disk.as_mut() {
+            std::io::Write::write_all(file, chunk)?;
+        }
+        // A parser that already failed has dropped its end; its error wins.
+        let _ = chunks.send(chunk.to_vec());
+        Ok(())
+    })
+    .await;
+    drop(chunks);
+    let parsed = parser
+        .await
+        .map_err(|e| DiagnoseError::Parse(e.to_string()))?;
+    let bytes = streamed?;
+    Ok((parsed.map_err(DiagnoseError::Parse)?, bytes))
+}
+
+/// `/leak?x=1` → `leak_x_1`, for snapshot file names.
+pub fn file_label(route: &str) -> String {
+    let label: String = route
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let label = label.trim_matches('_').to_string();
+    if label.is_empty() {
+        "root".to_string()
+    } else {
+        label
+    }
+}
