@@ -29,7 +29,7 @@ fn run_target(command: &[String], port: u16, routes: &[&str], extra: &[&str]) ->
     finished.json()
 }
 
-fn holder<'a>(json: &'a serde_json::Value, route: usize) -> &'a serde_json::Value {
+fn holder(json: &serde_json::Value, route: usize) -> &serde_json::Value {
     let diagnosis = &json["routes"][route]["diagnosis"];
     assert!(
         diagnosis.is_object(),
