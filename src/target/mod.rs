@@ -3,5 +3,6 @@
 
 mod launch;
 pub mod port;
+mod watch;
 
 pub use launch::{INSPECT_FLAG, LaunchSpec, Stopped, Target, TargetError, describe_status};

@@ -8,6 +8,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, bail};
 
+mod diagnosis;
+mod outcome;
+mod ports;
+
 use super::attach;
 use crate::cli::{Attach, RunProps};
 use crate::cycle::{CyclePlan, run_route};
@@ -17,14 +21,15 @@ use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, Ta
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::report::progress::Progress;
-use crate::target::{LaunchSpec, Stopped, Target, port};
+use crate::target::{LaunchSpec, Target, port};
 use crate::verdict::Options;
+use diagnosis::{diagnose_route, wants_diagnosis};
+use outcome::{exit_on_second_interrupt, outcome_of};
+use ports::{refuse_busy_port, wait_port_free};
 use tokio::sync::watch;
 
 /// How long a run whose target is exiting may take to fail on its own.
 const FAULT_GRACE: Duration = Duration::from_millis(500);
-/// How long the port may stay busy after the target exited.
-const PORT_RELEASE: Duration = Duration::from_secs(3);
 
 /// How a run ended, for the exit code.
 pub enum RunEnd {
@@ -75,7 +80,7 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         ));
         tokio::select! {
             outcome = &mut work => Some(outcome),
-            _ = super::shutdown_signal() => None,
+            _ = crate::commands::shutdown_signal() => None,
             // The target exited or started exiting: it will not answer again.
             Ok(message) = fault.wait_for(Option::is_some) => {
                 let message = message.clone().unwrap_or_default();
@@ -100,7 +105,7 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         None => None,
     };
     result.outcome = outcome_of(measured, slot.as_ref(), stopped.as_ref());
-    mark_partial_routes(&mut result);
+    outcome::mark_partial_routes(&mut result);
     if stopped.is_some() {
         result.outcome.target_stopped = stopped.map(|s| format!("{s:?}"));
         let freed = wait_port_free(http.addr).await;
@@ -142,69 +147,6 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     } else {
         RunEnd::Clean
     })
-}
-
-fn outcome_of(
-    measured: Option<anyhow::Result<()>>,
-    target: Option<&Target>,
-    stopped: Option<&Stopped>,
-) -> Outcome {
-    match measured {
-        Some(Ok(())) => Outcome {
-            status: "complete".into(),
-            ..Outcome::default()
-        },
-        Some(Err(error)) => {
-            let mut message = format!("{error:#}");
-            if let Some(Stopped::AlreadyExited(how)) = stopped {
-                message = format!("the target exited ({how}) during the run: {message}");
-            }
-            Outcome {
-                status: "failed".into(),
-                error: Some(message),
-                target_output: target.map(Target::tail_lines).unwrap_or_default(),
-                ..Outcome::default()
-            }
-        }
-        None => Outcome {
-            status: "interrupted".into(),
-            error: Some("interrupted by Ctrl-C; the readings so far are kept".into()),
-            ..Outcome::default()
-        },
-    }
-}
-
-/// A route cut short keeps its verdict over the cycles it has, with a
-/// finding that says so: fewer cycles cannot separate warm-up from a trend.
-fn mark_partial_routes(result: &mut RunResult) {
-    let planned = result.settings.cycles as usize;
-    for route in &mut result.routes {
-        let done = route.cycles.len();
-        if done < planned
-            && let Some(verdict) = route.verdict.as_mut()
-        {
-            verdict.findings.push(crate::verdict::Finding {
-                kind: "partial".into(),
-                message: format!(
-                    "only {done} of {planned} cycles completed before the run stopped; the verdict \
-                     covers those and cannot tell warm-up from a trend with fewer than 2"
-                ),
-            });
-        }
-    }
-}
-
-async fn refuse_busy_port(addr: SocketAddr) -> anyhow::Result<()> {
-    if accepts_connections(addr).await {
-        bail!(
-            "port {} on {} is already in use, {}: stop that process, or give --url the port your \
-             server will listen on",
-            addr.port(),
-            addr.ip(),
-            port::describe_holders(addr.port())
-        );
-    }
-    Ok(())
 }
 
 /// Runs every route, (re)starting the target as `--fresh` asks. The target
@@ -263,49 +205,6 @@ async fn measure(
         }
     }
     Ok(())
-}
-
-/// Whether a route's verdict asks for the holder, and the probe can tell.
-fn wants_diagnosis(props: &RunProps, route: &RouteResult, probe: &dyn Probe) -> bool {
-    use crate::verdict::VerdictKind::*;
-    let retains = route
-        .verdict
-        .as_ref()
-        .is_some_and(|v| matches!(v.kind, Retention | OffHeapRetention | CounterGrowth));
-    props.diagnose && retains && probe.inspector().is_some()
-}
-
-/// Runs the diagnosis for a route; a failure becomes a finding, not a
-/// failed run: the measurements stand without it.
-async fn diagnose_route(
-    probe: &mut dyn Probe,
-    plan: &CyclePlan,
-    into: &mut RouteResult,
-    props: &RunProps,
-    progress: &Progress,
-) {
-    let mut load = plan.load.clone();
-    let mut request = plan.request.clone();
-    request.path = into.route.clone();
-    load.requests = vec![request];
-    let label = crate::diagnose::file_label(&into.route);
-    let say = |message: &str| progress.say(&format!("{}: diagnosis: {message}", into.route));
-    let diagnose_plan = crate::diagnose::DiagnosePlan {
-        load,
-        snapshots_dir: props.snapshots.as_deref(),
-        label,
-    };
-    match crate::diagnose::diagnose(probe, diagnose_plan, &say).await {
-        Ok(diagnosis) => into.diagnosis = Some(diagnosis),
-        Err(error) => {
-            if let Some(verdict) = into.verdict.as_mut() {
-                verdict.findings.push(crate::verdict::Finding {
-                    kind: "diagnosis-failed".into(),
-                    message: format!("naming the holder failed: {:#}", anyhow::Error::new(error)),
-                });
-            }
-        }
-    }
 }
 
 async fn launch(
@@ -456,25 +355,4 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
         outcome: Outcome::default(),
         comparison: None,
     }
-}
-
-/// After a first Ctrl-C leakcheck cleans up; a second one exits at once
-/// (the target still dies: it was started with a parent-death signal).
-fn exit_on_second_interrupt() {
-    tokio::spawn(async {
-        super::shutdown_signal().await;
-        eprintln!("interrupted again: exiting now");
-        std::process::exit(2);
-    });
-}
-
-async fn wait_port_free(addr: SocketAddr) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < PORT_RELEASE {
-        if !accepts_connections(addr).await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    false
 }

@@ -1,0 +1,46 @@
+//! The command line (clap derive). Nothing below this module sees a clap
+//! type: each subcommand's arguments become a plain "props" struct.
+
+use clap::{Parser, Subcommand};
+
+mod attach;
+mod heap;
+mod load;
+mod output;
+mod run;
+
+pub use attach::*;
+pub use heap::*;
+pub use load::*;
+pub use output::*;
+pub use run::*;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "leakcheck",
+    version,
+    about = "Checks whether a Node.js server keeps memory under load, how much per request, and what holds it.",
+    after_help = "Exit codes: 0 no retention, 1 retention found, 2 error."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start a server, load it in cycles with forced collections between them, and judge the growth.
+    Run(Box<RunArgs>),
+    /// Send an exact or timed HTTP/1.1 load and report throughput, latency and errors.
+    Load(LoadArgs),
+    /// Take one memory reading of a running target, optionally after a settled full collection.
+    Sample(SampleArgs),
+    /// Stream a heap snapshot from a running Node process to a file (mode 0600).
+    Snapshot(SnapshotArgs),
+    /// Render a saved JSON result again (HTML, Markdown), optionally against a baseline.
+    Report(ReportArgs),
+    /// Summarise one heap snapshot: totals, classes, largest retainers.
+    Inspect(InspectArgs),
+    /// Compare two heap snapshots of one process and name what holds the growth.
+    Diff(DiffArgs),
+}

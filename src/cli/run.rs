@@ -1,0 +1,204 @@
+//! `leakcheck run`, and the request options it shares with `load`.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{Attach, AttachArgs, OutputArgs, OutputProps};
+use crate::units::{parse_bytes, parse_count, parse_duration};
+
+/// Options of the request each cycle sends.
+#[derive(Debug, Args, Clone)]
+pub struct RequestArgs {
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Extra request header, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Request body.
+    #[arg(short = 'b', long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<std::path::PathBuf>,
+    /// How long one request may take before it counts as a timeout error.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Base URL the server listens on (loopback only unless --allow-remote).
+    #[arg(long)]
+    pub url: String,
+    /// Route to check, in order (repeatable). Default: the URL's own path.
+    #[arg(long = "route", value_name = "PATH")]
+    pub routes: Vec<String>,
+    /// Load cycles per route, each followed by a forced collection.
+    #[arg(long, default_value_t = 3)]
+    pub cycles: u32,
+    /// Requests per cycle (exact; `20k` works).
+    #[arg(short = 'a', long = "requests", default_value = "20000", value_parser = parse_count)]
+    pub requests: u64,
+    /// Concurrent keep-alive connections.
+    #[arg(short = 'c', long, default_value_t = 10)]
+    pub connections: usize,
+    #[command(flatten)]
+    pub request: RequestArgs,
+    /// Write the JSON result to FILE (`-` for stdout; the table then goes to stderr).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// How long the server may take to accept connections after launch.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub ready_timeout: Duration,
+    /// How long the target has to exit after SIGTERM before SIGKILL.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// Allow a URL that is not on this machine.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// No progress output on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// A counter read at every sample, `NAME=EXPRESSION` evaluated in the
+    /// target (e.g. `sessions=globalThis.sessions.size`); repeatable.
+    #[arg(long = "counter", value_name = "NAME=EXPR")]
+    pub counters: Vec<String>,
+    /// Keep one target process for all routes instead of restarting it
+    /// before each route (the default restarts: each series starts clean).
+    #[arg(long)]
+    pub no_fresh: bool,
+    /// CI gate: retention at or below this much per request (`0.1KB`, `64B`)
+    /// is reported but does not fail the run.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_retained: Option<f64>,
+    #[command(flatten)]
+    pub attach: AttachArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Do not take heap snapshots to name the holder of a retention.
+    #[arg(long)]
+    pub no_diagnose: bool,
+    /// Also write the diagnosis' two heap snapshots here (mode 0600: heaps
+    /// hold request headers and secrets).
+    #[arg(long, value_name = "DIR")]
+    pub snapshots: Option<std::path::PathBuf>,
+    /// The command that starts the server, after `--`.
+    #[arg(
+        last = true,
+        required_unless_present = "attach",
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<String>,
+}
+
+/// The request options, as plain values.
+#[derive(Debug, Clone)]
+pub struct RequestProps {
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub timeout: Duration,
+}
+
+impl RequestArgs {
+    pub fn into_props(self) -> anyhow::Result<RequestProps> {
+        let mut headers = Vec::new();
+        for header in &self.headers {
+            let (name, value) = header.split_once(':').ok_or_else(|| {
+                anyhow::anyhow!("header {header:?} has no colon: write it as `Name: value`")
+            })?;
+            headers.push((name.trim().to_string(), value.trim().to_string()));
+        }
+        let body = match (&self.body, &self.body_file) {
+            (Some(text), _) => text.clone().into_bytes(),
+            (None, Some(path)) => std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("cannot read --body-file {}: {e}", path.display()))?,
+            (None, None) => Vec::new(),
+        };
+        Ok(RequestProps {
+            method: self.method.to_ascii_uppercase(),
+            headers,
+            body,
+            timeout: self.timeout,
+        })
+    }
+}
+
+/// Everything `leakcheck run` needs, free of clap.
+#[derive(Debug, Clone)]
+pub struct RunProps {
+    pub url: String,
+    pub routes: Vec<String>,
+    pub cycles: u32,
+    pub requests: u64,
+    pub connections: usize,
+    pub request: RequestProps,
+    /// JSON, HTML and Markdown files, and the baseline to compare with.
+    pub output: OutputProps,
+    pub ready_timeout: Duration,
+    pub grace: Duration,
+    pub allow_remote: bool,
+    pub quiet: bool,
+    pub counters: Vec<crate::probe::Counter>,
+    /// Restart the target before each route.
+    pub fresh: bool,
+    pub max_retained: Option<f64>,
+    /// How memory is read when not through the launched target's inspector.
+    pub attach: Option<Attach>,
+    pub allow_remote_inspector: bool,
+    /// Name the holder of a retention with heap snapshots.
+    pub diagnose: bool,
+    pub snapshots: Option<std::path::PathBuf>,
+    /// Empty when attaching to a running server.
+    pub command: Vec<String>,
+}
+
+impl RunArgs {
+    pub fn into_props(self) -> anyhow::Result<RunProps> {
+        if self.cycles == 0 {
+            anyhow::bail!("--cycles must be at least 1 (the method needs 3 to tell a trend)");
+        }
+        if self.requests == 0 || self.connections == 0 {
+            anyhow::bail!("--requests and --connections must be at least 1");
+        }
+        Ok(RunProps {
+            url: self.url,
+            routes: self.routes,
+            cycles: self.cycles,
+            requests: self.requests,
+            connections: self.connections,
+            request: self.request.into_props()?,
+            output: self.output.into_props(self.json)?,
+            ready_timeout: self.ready_timeout,
+            grace: self.grace,
+            allow_remote: self.allow_remote,
+            quiet: self.quiet,
+            counters: parse_counters(&self.counters)?,
+            fresh: !self.no_fresh,
+            max_retained: self.max_retained,
+            attach: self.attach.choice(),
+            allow_remote_inspector: self.attach.allow_remote_inspector,
+            diagnose: !self.no_diagnose,
+            snapshots: self.snapshots,
+            command: self.command,
+        })
+    }
+}
+
+pub(super) fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::probe::Counter>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let (name, expression) = spec.split_once('=').ok_or_else(|| {
+                anyhow::anyhow!("--counter {spec:?} needs NAME=EXPRESSION, e.g. sessions=globalThis.sessions.size")
+            })?;
+            let name = name.trim();
+            if name.is_empty() || expression.trim().is_empty() {
+                anyhow::bail!("--counter {spec:?} needs both a name and an expression");
+            }
+            Ok(crate::probe::Counter { name: name.to_string(), expression: expression.trim().to_string() })
+        })
+        .collect()
+}

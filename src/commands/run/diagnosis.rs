@@ -1,0 +1,51 @@
+//! The diagnosis step of a run: whether a route wants it, and running it
+//! so that a failure becomes a finding rather than a failed run.
+
+use crate::cli::RunProps;
+use crate::cycle::CyclePlan;
+use crate::model::RouteResult;
+use crate::probe::Probe;
+use crate::report::progress::Progress;
+
+/// Whether a route's verdict asks for the holder, and the probe can tell.
+pub(super) fn wants_diagnosis(props: &RunProps, route: &RouteResult, probe: &dyn Probe) -> bool {
+    use crate::verdict::VerdictKind::*;
+    let retains = route
+        .verdict
+        .as_ref()
+        .is_some_and(|v| matches!(v.kind, Retention | OffHeapRetention | CounterGrowth));
+    props.diagnose && retains && probe.inspector().is_some()
+}
+
+/// Runs the diagnosis for a route; a failure becomes a finding, not a
+/// failed run: the measurements stand without it.
+pub(super) async fn diagnose_route(
+    probe: &mut dyn Probe,
+    plan: &CyclePlan,
+    into: &mut RouteResult,
+    props: &RunProps,
+    progress: &Progress,
+) {
+    let mut load = plan.load.clone();
+    let mut request = plan.request.clone();
+    request.path = into.route.clone();
+    load.requests = vec![request];
+    let label = crate::diagnose::file_label(&into.route);
+    let say = |message: &str| progress.say(&format!("{}: diagnosis: {message}", into.route));
+    let diagnose_plan = crate::diagnose::DiagnosePlan {
+        load,
+        snapshots_dir: props.snapshots.as_deref(),
+        label,
+    };
+    match crate::diagnose::diagnose(probe, diagnose_plan, &say).await {
+        Ok(diagnosis) => into.diagnosis = Some(diagnosis),
+        Err(error) => {
+            if let Some(verdict) = into.verdict.as_mut() {
+                verdict.findings.push(crate::verdict::Finding {
+                    kind: "diagnosis-failed".into(),
+                    message: format!("naming the holder failed: {:#}", anyhow::Error::new(error)),
+                });
+            }
+        }
+    }
+}

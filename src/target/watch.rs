@@ -1,0 +1,97 @@
+//! Watching a launched target: the last lines it printed (to explain a
+//! failure), the inspector URLs it announces, and the moment it exits or
+//! starts exiting, reported once to the run so it stops waiting on a
+//! process that will not answer again.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::sync::watch;
+
+/// Lines of the target's output kept to explain a failure.
+pub(super) const TAIL_LINES: usize = 40;
+/// What Node prints when it would exit but an inspector client is still
+/// attached: it then waits, alive but serving nothing, until we disconnect.
+const NODE_WAITING_FOR_DEBUGGER: &str = "Waiting for the debugger to disconnect...";
+/// How often the exit watcher looks at the target's state.
+const EXIT_WATCH: Duration = Duration::from_millis(50);
+
+/// Tells the run that the target is going away.
+#[derive(Clone)]
+pub(super) struct FaultReporter {
+    pub(super) exiting: Arc<AtomicBool>,
+    /// Set by `stop`: an exit leakcheck asked for is no fault.
+    pub(super) muted: Arc<AtomicBool>,
+    pub(super) faults: Option<watch::Sender<Option<String>>>,
+}
+
+impl FaultReporter {
+    fn report(&self, message: &str) {
+        self.exiting.store(true, Ordering::Relaxed);
+        if self.muted.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(faults) = &self.faults {
+            faults.send_if_modified(|fault| {
+                let first = fault.is_none();
+                if first {
+                    *fault = Some(message.to_string());
+                }
+                first
+            });
+        }
+    }
+}
+
+/// Watches /proc for the target turning into a zombie (exited, not yet
+/// reaped) or disappearing, without needing the `Child` handle.
+pub(super) async fn watch_exit(pid: u32, reporter: FaultReporter) {
+    loop {
+        tokio::time::sleep(EXIT_WATCH).await;
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+        // The state letter follows the parenthesised command name.
+        let zombie = state
+            .as_deref()
+            .and_then(|s| s.rsplit(") ").next())
+            .is_none_or(|rest| rest.starts_with('Z'));
+        if zombie {
+            reporter.report("the target exited");
+            return;
+        }
+    }
+}
+
+/// Keeps the last lines of one output stream and spots inspector announcements.
+pub(super) async fn collect_output<R: AsyncRead + Unpin>(
+    stream: R,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    urls: Option<watch::Sender<Vec<String>>>,
+    reporter: Option<FaultReporter>,
+) {
+    let mut lines = BufReader::new(stream).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim() == NODE_WAITING_FOR_DEBUGGER {
+            if let Some(reporter) = &reporter {
+                reporter.report("the target is exiting");
+            }
+            continue;
+        }
+        if let Some(url) = line.strip_prefix("Debugger listening on ") {
+            if let Some(sink) = &urls {
+                sink.send_modify(|all| all.push(url.trim().to_string()));
+            }
+            continue;
+        }
+        if line.starts_with("For help, see: https://nodejs.org") || line == "Debugger attached." {
+            continue;
+        }
+        let mut tail = tail.lock().expect("tail lock");
+        if tail.len() == TAIL_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}

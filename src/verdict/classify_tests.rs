@@ -1,0 +1,223 @@
+//! The seed's own readings, fed to the verdict as data: the verdict must
+//! read them as the seed does.
+use super::*;
+use crate::load::{LoadReport, StatusCounts};
+
+/// A sample from the seed's MB figures.
+fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffers: f64) -> Sample {
+    let b = |mb: f64| (mb * MB) as u64;
+    Sample {
+        rss: b(rss),
+        heap_total: b(heap_total),
+        heap_used: b(heap_used),
+        external: b(external),
+        array_buffers: b(array_buffers),
+        counters: Default::default(),
+    }
+}
+
+fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleResult {
+    let load = LoadReport {
+        duration_s: 1.0,
+        interrupted: false,
+        requests,
+        responses: requests,
+        requests_per_second: requests as f64,
+        status: StatusCounts {
+            s2xx: requests,
+            ..StatusCounts::default()
+        },
+        non_2xx: 0,
+        errors: 0,
+        errors_by_kind: Default::default(),
+        timeouts: 0,
+        reconnects: 0,
+        bytes_read: 0,
+        bytes_written: 0,
+        throughput_bytes_per_second: 0.0,
+        latency_ms: None,
+    };
+    CycleResult {
+        cycle: n,
+        requests,
+        responses: requests,
+        errors: 0,
+        non_2xx: 0,
+        duration_s: 1.0,
+        after_load,
+        after_gc,
+        load,
+    }
+}
+
+#[test]
+fn seed_churn_is_no_retention() {
+    let baseline = sample(53.6, 8.3, 6.6, 3.6, 0.1);
+    let cycles = [
+        cycle(
+            1,
+            20_000,
+            sample(62.1, 16.3, 9.6, 3.6, 0.1),
+            sample(62.5, 16.1, 7.3, 3.6, 0.1),
+        ),
+        cycle(
+            2,
+            20_000,
+            sample(62.6, 16.3, 10.5, 3.6, 0.1),
+            sample(62.7, 16.3, 7.4, 3.6, 0.1),
+        ),
+        cycle(
+            3,
+            20_000,
+            sample(62.6, 16.3, 9.0, 3.6, 0.1),
+            sample(62.7, 16.3, 7.4, 3.6, 0.1),
+        ),
+    ];
+    let (verdict, _) = judge(&baseline, &cycles, Options::default()).unwrap();
+    assert_eq!(
+        verdict.kind,
+        VerdictKind::NoRetention,
+        "{}",
+        verdict.summary
+    );
+    assert!(!verdict.leak);
+    assert!(
+        verdict.summary.contains("6.6 → 7.3 → 7.4 → 7.4 MB"),
+        "{}",
+        verdict.summary
+    );
+    let kinds: Vec<&str> = verdict.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert!(kinds.contains(&"garbage-pending"), "{kinds:?}");
+}
+
+#[test]
+fn seed_leak_is_retention_at_043_kb() {
+    let baseline = sample(61.3, 12.8, 7.6, 3.6, 0.1);
+    let cycles = [
+        cycle(
+            1,
+            20_000,
+            sample(89.6, 49.8, 18.8, 3.6, 0.1),
+            sample(89.7, 50.5, 16.3, 3.6, 0.1),
+        ),
+        cycle(
+            2,
+            20_000,
+            sample(105.5, 59.2, 27.2, 3.6, 0.1),
+            sample(105.5, 59.2, 24.8, 3.6, 0.1),
+        ),
+        cycle(
+            3,
+            20_000,
+            sample(114.6, 69.2, 35.4, 3.6, 0.1),
+            sample(114.6, 69.2, 33.2, 3.6, 0.1),
+        ),
+    ];
+    let (verdict, retained) = judge(&baseline, &cycles, Options::default()).unwrap();
+    assert_eq!(verdict.kind, VerdictKind::Retention);
+    assert!(verdict.leak);
+    assert!(
+        verdict.summary.contains("0.43 KB kept per request"),
+        "{}",
+        verdict.summary
+    );
+    assert!((retained.heap_used / 1024.0 - 0.43).abs() < 0.01);
+    // The gate: 0.43 KB is within 1 KB, and above 0.1 KB.
+    let gated = |kb: f64| {
+        judge(
+            &baseline,
+            &cycles,
+            Options {
+                max_retained: Some(kb * 1024.0),
+                ..Options::default()
+            },
+        )
+        .unwrap()
+        .0
+    };
+    assert!(!gated(1.0).leak);
+    assert!(gated(1.0).findings.iter().any(|f| f.kind == "within-gate"));
+    assert!(gated(0.1).leak);
+}
+
+#[test]
+fn seed_buffers_are_off_heap_with_untouched_pages_only_when_unfilled() {
+    // Steps 6 and 7: one load of 1000 requests between two readings.
+    let unfilled = judge(
+        &sample(126.0, 9.3, 6.7, 3.6, 0.1),
+        &[cycle(
+            1,
+            1000,
+            sample(139.9, 10.8, 7.1, 66.1, 62.6),
+            sample(139.9, 10.8, 7.1, 66.1, 62.6),
+        )],
+        Options::default(),
+    )
+    .unwrap()
+    .0;
+    assert_eq!(
+        unfilled.kind,
+        VerdictKind::OffHeapRetention,
+        "{}",
+        unfilled.summary
+    );
+    assert!(
+        unfilled
+            .findings
+            .iter()
+            .any(|f| f.kind == "untouched-pages")
+    );
+    let filled = judge(
+        &sample(127.3, 10.6, 6.8, 3.6, 0.1),
+        &[cycle(
+            1,
+            1000,
+            sample(192.7, 10.8, 7.1, 66.1, 62.6),
+            sample(192.7, 10.8, 7.1, 66.1, 62.6),
+        )],
+        Options::default(),
+    )
+    .unwrap()
+    .0;
+    assert_eq!(filled.kind, VerdictKind::OffHeapRetention);
+    assert!(!filled.findings.iter().any(|f| f.kind == "untouched-pages"));
+}
+
+#[test]
+fn a_cycle_without_success_is_inconclusive() {
+    let baseline = sample(50.0, 8.0, 7.0, 3.0, 0.1);
+    let mut failed = cycle(1, 100, baseline.clone(), baseline.clone());
+    failed.load.status.s2xx = 0;
+    failed.load.status.s5xx = 100;
+    failed.non_2xx = 100;
+    let (verdict, _) = judge(&baseline, &[failed], Options::default()).unwrap();
+    assert_eq!(verdict.kind, VerdictKind::Inconclusive);
+    assert!(!verdict.leak);
+}
+
+#[test]
+fn counters_rising_without_memory_change_are_counter_growth() {
+    let with = |n: f64| {
+        let mut s = sample(50.0, 8.0, 7.0, 3.0, 0.1);
+        s.counters.insert("sessions".into(), Some(n));
+        s
+    };
+    let cycles = [
+        cycle(1, 500, with(500.0), with(500.0)),
+        cycle(2, 500, with(1000.0), with(1000.0)),
+        cycle(3, 500, with(1500.0), with(1500.0)),
+    ];
+    let (verdict, _) = judge(&with(0.0), &cycles, Options::default()).unwrap();
+    assert_eq!(
+        verdict.kind,
+        VerdictKind::CounterGrowth,
+        "{}",
+        verdict.summary
+    );
+    assert!(verdict.leak);
+    assert!(
+        verdict.summary.contains("sessions rises 1.000 per request"),
+        "{}",
+        verdict.summary
+    );
+}
