@@ -91,10 +91,9 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
             ));
         }
     };
-    if !(seconds.is_finite() && seconds >= 0.0) {
-        return Err(format!("{text:?} is not a duration (e.g. 10s)"));
-    }
-    Ok(std::time::Duration::from_secs_f64(seconds))
+    // try_from: a huge number of seconds overflows Duration (found by fuzzing).
+    std::time::Duration::try_from_secs_f64(seconds)
+        .map_err(|_| format!("{text:?} is not a duration (e.g. 10s)"))
 }
 
 #[cfg(test)]
@@ -121,5 +120,6 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap().as_millis(), 500);
         assert_eq!(parse_duration("2m").unwrap().as_secs(), 120);
         assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("77777777777777777777877 s").is_err());
     }
 }

@@ -106,6 +106,8 @@ fn contains_token(value: &[u8], token: &[u8]) -> bool {
 pub struct ChunkedDecoder {
     state: ChunkState,
     size: u64,
+    /// Whether the size line being read has a digit yet.
+    digits: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -127,6 +129,9 @@ impl ChunkedDecoder {
     /// Consumes bytes from `input`; returns how many were part of the body and
     /// whether the body is complete. Bytes after the end are left untouched.
     pub fn feed(&mut self, input: &[u8]) -> Result<(usize, bool), FramingError> {
+        if self.state == ChunkState::Done {
+            return Ok((0, true));
+        }
         let mut at = 0;
         while at < input.len() {
             if let ChunkState::Data(remaining) = self.state {
@@ -154,7 +159,7 @@ impl ChunkedDecoder {
         use ChunkState::*;
         Ok(match (self.state, byte) {
             (Size, b'\r') => SizeLf,
-            (Size, b'\n') | (SizeLf, b'\n') => self.end_of_size_line(),
+            (Size, b'\n') | (SizeLf, b'\n') => self.end_of_size_line()?,
             (Size, b';' | b' ' | b'\t') => Extension,
             (Size, _) => {
                 let digit = (byte as char)
@@ -165,10 +170,11 @@ impl ChunkedDecoder {
                     .checked_mul(16)
                     .and_then(|s| s.checked_add(u64::from(digit)))
                     .ok_or(FramingError::Chunk("chunk size overflows"))?;
+                self.digits = true;
                 Size
             }
             (Extension, b'\r') => SizeLf,
-            (Extension, b'\n') => self.end_of_size_line(),
+            (Extension, b'\n') => self.end_of_size_line()?,
             (Extension, _) => Extension,
             (SizeLf, _) => return Err(FramingError::Chunk("expected LF after chunk size")),
             (DataCr, b'\r') => DataLf,
@@ -185,13 +191,16 @@ impl ChunkedDecoder {
         })
     }
 
-    fn end_of_size_line(&mut self) -> ChunkState {
+    fn end_of_size_line(&mut self) -> Result<ChunkState, FramingError> {
+        if !std::mem::take(&mut self.digits) {
+            return Err(FramingError::Chunk("a chunk size line without a size"));
+        }
         let size = std::mem::take(&mut self.size);
-        if size == 0 {
+        Ok(if size == 0 {
             ChunkState::TrailerStart
         } else {
             ChunkState::Data(size)
-        }
+        })
     }
 }
 
@@ -267,6 +276,22 @@ mod tests {
             assert!(done, "split at {split}");
             assert_eq!(split + b, end, "stops before the next response");
         }
+    }
+
+    #[test]
+    fn chunked_is_done_for_good_and_needs_a_size() {
+        let mut decoder = ChunkedDecoder::default();
+        assert_eq!(decoder.feed(b"0\r\n\r\n").unwrap(), (5, true));
+        assert_eq!(
+            decoder.feed(b"more").unwrap(),
+            (0, true),
+            "found by fuzzing: feeding after the end"
+        );
+        let mut decoder = ChunkedDecoder::default();
+        assert!(
+            decoder.feed(b"\n\nabc").is_err(),
+            "found by fuzzing: an empty size line"
+        );
     }
 
     #[test]

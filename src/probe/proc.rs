@@ -22,7 +22,7 @@ pub fn parse_status(text: &str) -> Option<Sample> {
             .trim()
             .parse()
             .ok()?;
-        Some(kb * 1024)
+        kb.checked_mul(1024)
     };
     let mut sample = Sample {
         rss: field("VmRSS:")?,
@@ -84,6 +84,12 @@ mod tests {
         assert_eq!(sample.rss, 20480 * 1024);
         assert_eq!(sample.counters["rss_anon"], Some(8192.0 * 1024.0));
         assert_eq!(sample.heap_used, 0);
+    }
+
+    #[test]
+    fn absurd_figures_are_refused_not_overflowed() {
+        // Found by fuzzing: kB times 1024 overflowed.
+        assert!(parse_status("VmRSS:\t55003556057557040 kB\n").is_none());
     }
 
     #[test]
