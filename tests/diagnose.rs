@@ -29,14 +29,21 @@ fn run_target(command: &[String], port: u16, routes: &[&str], extra: &[&str]) ->
     finished.json()
 }
 
-fn holder(json: &serde_json::Value, route: usize) -> &serde_json::Value {
+/// The holder of `route` named `name`: the diagnosis lists one per grown
+/// class, and which class grew most (records, strings, or the JIT's code
+/// when the machine is busy) may vary, so the test looks for the name.
+fn holder<'a>(json: &'a serde_json::Value, route: usize, name: &str) -> &'a serde_json::Value {
     let diagnosis = &json["routes"][route]["diagnosis"];
     assert!(
         diagnosis.is_object(),
         "route {route} has a diagnosis: {:#}",
         json["routes"][route]["verdict"]
     );
-    &diagnosis["holders"][0]
+    let holders = diagnosis["holders"].as_array().unwrap();
+    holders
+        .iter()
+        .find(|h| h["name"] == name)
+        .unwrap_or_else(|| panic!("no holder named {name}: {holders:#?}"))
 }
 
 fn line_of(path: &str, needle: &str) -> u64 {
@@ -48,8 +55,7 @@ fn line_of(path: &str, needle: &str) -> u64 {
 fn demo_leak_names_the_array_its_script_and_the_allocating_function() {
     let port = free_port();
     let json = run_target(&demo_command(port), port, &["/leak", "/buffers"], &[]);
-    let leak = holder(&json, 0);
-    assert_eq!(leak["name"], "keptRequests", "{leak:#}");
+    let leak = holder(&json, 0, "keptRequests");
     assert_eq!(leak["kind"], "closure or module variable");
     assert!(
         leak["script"]
@@ -77,7 +83,7 @@ fn demo_leak_names_the_array_its_script_and_the_allocating_function() {
             .unwrap()
             .ends_with("demo-server.mjs")
     );
-    assert_eq!(holder(&json, 1)["name"], "keptBuffers");
+    holder(&json, 1, "keptBuffers");
     let diagnosis = &json["routes"][0]["diagnosis"];
     assert!(diagnosis["snapshot_bytes"][1].as_u64().unwrap() > 1_000_000);
     assert!(diagnosis["target_rss_after"].as_u64().unwrap() > 0);
@@ -93,12 +99,10 @@ fn map_cache_listeners_and_timers_are_named() {
         &["/map-cache", "/listeners", "/timers"],
         &["-a", "4000"],
     );
-    let cache = holder(&json, 0);
-    assert_eq!(cache["name"], "responseCache", "{cache:#}");
+    let cache = holder(&json, 0, "responseCache");
     assert_eq!(cache["holder_class"], "Map");
-    let listeners = holder(&json, 1);
+    let listeners = holder(&json, 1, "configBus._events.reload");
     assert_eq!(listeners["kind"], "event listener list", "{listeners:#}");
-    assert_eq!(listeners["name"], "configBus._events.reload");
     let timers = json["routes"][2]["diagnosis"]["holders"]
         .as_array()
         .unwrap();
@@ -113,8 +117,7 @@ fn a_global_property_in_commonjs_is_named() {
     let port = free_port();
     let command = target_command("holders-server.cjs", port);
     let json = run_target(&command, port, &["/global"], &["-a", "6000"]);
-    let global = holder(&json, 0);
-    assert_eq!(global["name"], "globalThis.auditLog", "{global:#}");
+    let global = holder(&json, 0, "globalThis.auditLog");
     assert_eq!(global["kind"], "global property");
 }
 

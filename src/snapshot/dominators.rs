@@ -1,9 +1,10 @@
 //! Dominator tree and retained sizes.
 //!
 //! Method: Lengauer & Tarjan, "A fast algorithm for finding dominators in a
-//! flowgraph" (TOPLAS 1979), the simple variant with path compression
-//! (O(m log n)), written without recursion: the DFS, `eval` and `compress`
-//! use explicit stacks, so a million-deep list does not overflow the stack.
+//! flowgraph" (TOPLAS 1979), semidominators with path compression, then the
+//! semi-NCA step for immediate dominators (see `semidominators_to_idoms`);
+//! written without recursion: the DFS, `eval` and `compress` use explicit
+//! stacks, so a million-deep list does not overflow the stack.
 //!
 //! The graph is the snapshot's essential edges (`HeapGraph::is_essential`).
 //! Nodes no essential path reaches from the root (held only through weak
@@ -23,28 +24,23 @@ pub struct Dominators {
     pub idom: Vec<NodeId>,
     /// Retained size of each node, bytes.
     pub retained: Vec<u64>,
-    /// Depth in the dominator tree (root 0).
-    pub depth: Vec<u32>,
 }
 
 impl Dominators {
     pub fn compute(graph: &HeapGraph) -> Dominators {
         let n = graph.node_count();
         let mut order = DfsOrder::compute(graph);
-        let mut idom_dfn = semidominators_to_idoms(graph, &order);
+        let parent = std::mem::take(&mut order.parent);
+        let mut idom_dfn = semidominators_to_idoms(graph, &order, parent);
         idom_dfn[0] = 0;
         // Everything below works in node space, keeping one array per figure
         // alive: peak memory is what limits the size of snapshot we can read.
         order.dfn = Vec::new();
-        order.parent = Vec::new();
         let mut idom = vec![NodeId::ROOT; n];
-        let mut depth = vec![0u32; n];
         for (w, dominator_dfn) in idom_dfn.iter().enumerate().skip(1) {
             let node = order.vertex[w].index();
             let dominator = order.vertex[*dominator_dfn as usize];
             idom[node] = dominator;
-            // An immediate dominator precedes its nodes in DFS order.
-            depth[node] = depth[dominator.index()] + 1;
         }
         let mut retained: Vec<u64> = (0..n as u32).map(|i| graph.self_size(NodeId(i))).collect();
         for w in (1..n).rev() {
@@ -52,11 +48,7 @@ impl Dominators {
             let dominator = idom[node.index()];
             retained[dominator.index()] += retained[node.index()];
         }
-        Dominators {
-            idom,
-            retained,
-            depth,
-        }
+        Dominators { idom, retained }
     }
 
     pub fn idom(&self, n: NodeId) -> NodeId {
@@ -64,18 +56,6 @@ impl Dominators {
     }
     pub fn retained(&self, n: NodeId) -> u64 {
         self.retained[n.index()]
-    }
-
-    /// The nearest common dominator of two nodes.
-    pub fn common(&self, mut a: NodeId, mut b: NodeId) -> NodeId {
-        while a != b {
-            if self.depth[a.index()] >= self.depth[b.index()] {
-                a = self.idom(a);
-            } else {
-                b = self.idom(b);
-            }
-        }
-        a
     }
 }
 
@@ -153,15 +133,19 @@ impl DfsOrder {
     }
 }
 
-/// Steps 2–4 of Lengauer–Tarjan, in DFS-number space; returns idom by DFS number.
-fn semidominators_to_idoms(graph: &HeapGraph, order: &DfsOrder) -> Vec<u32> {
+/// Semidominators as in Lengauer–Tarjan (step 2, with `eval`/`link` and
+/// path compression), then immediate dominators by the "semi-NCA" rule
+/// (Georgiadis, *Linear-Time Algorithms for Dominators and Related
+/// Problems*, 2005): in DFS order, start from the DFS parent and climb the
+/// dominators found so far while they lie below the semidominator. It needs
+/// no buckets, and the idoms overwrite the parent array in place, which
+/// saves 12 bytes a node over the bucket version at the engine's peak.
+/// Returns idom by DFS number.
+fn semidominators_to_idoms(graph: &HeapGraph, order: &DfsOrder, mut parent: Vec<u32>) -> Vec<u32> {
     let n = order.vertex.len();
     let mut semi: Vec<u32> = (0..n as u32).collect();
     let mut label: Vec<u32> = (0..n as u32).collect();
     let mut ancestor = vec![NONE; n];
-    let mut idom = vec![0u32; n];
-    let mut bucket_head = vec![NONE; n];
-    let mut bucket_next = vec![NONE; n];
     let mut path = Vec::new();
     for w in (1..n).rev() {
         let node = order.vertex[w];
@@ -175,30 +159,18 @@ fn semidominators_to_idoms(graph: &HeapGraph, order: &DfsOrder) -> Vec<u32> {
         if order.virtual_child[w] {
             semi[w] = 0;
         }
-        let s = semi[w] as usize;
-        bucket_next[w] = bucket_head[s];
-        bucket_head[s] = w as u32;
-        let p = order.parent[w];
-        ancestor[w] = p;
-        let mut v = bucket_head[p as usize];
-        bucket_head[p as usize] = NONE;
-        while v != NONE {
-            let next = bucket_next[v as usize];
-            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
-            idom[v as usize] = if semi[u as usize] < semi[v as usize] {
-                u
-            } else {
-                p
-            };
-            v = next;
-        }
+        ancestor[w] = parent[w];
     }
+    drop((label, ancestor));
+    // parent[w] becomes idom[w]: every x < w already holds its idom.
     for w in 1..n {
-        if idom[w] != semi[w] {
-            idom[w] = idom[idom[w] as usize];
+        let mut candidate = parent[w];
+        while candidate > semi[w] {
+            candidate = parent[candidate as usize];
         }
+        parent[w] = candidate;
     }
-    idom
+    parent
 }
 
 /// The vertex with the smallest semidominator on the compressed path from

@@ -241,6 +241,31 @@ impl HeapGraph {
         &self.retainers
             [self.first_retainer[n.index()] as usize..self.first_retainer[n.index() + 1] as usize]
     }
+    /// Frees the reverse index once the dominators are known: it is the
+    /// largest structure after the edges, and only the dominator algorithm
+    /// needs it for every node.
+    pub fn drop_retainers(&mut self) {
+        self.first_retainer = Vec::new();
+        self.retainers = Vec::new();
+    }
+
+    /// Essential edges into `n`, found by one scan of every edge: for the
+    /// few nodes (holders) that need it after the index is gone.
+    pub fn edges_into(&self, n: NodeId) -> Vec<(NodeId, EdgeId)> {
+        let mut found = Vec::new();
+        for (e, to) in self.edge_to.iter().enumerate() {
+            if *to == n {
+                let edge = EdgeId(e as u32);
+                let from =
+                    NodeId((self.first_edge.partition_point(|start| *start <= edge.0) - 1) as u32);
+                if self.is_essential(from, self.edge_type(edge)) {
+                    found.push((from, edge));
+                }
+            }
+        }
+        found
+    }
+
     /// Whether an edge from `from` of type `t` keeps its target alive
     /// (DevTools' "essential edge").
     pub fn is_essential(&self, from: NodeId, t: EdgeType) -> bool {

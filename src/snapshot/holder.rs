@@ -102,27 +102,21 @@ fn naming_path(b: &Analysis, node: NodeId) -> Vec<Step> {
         _ => 3,
     };
     let mut best: Option<(u32, u32, Step)> = None;
-    for &from in graph.retainers(node) {
+    for (from, e) in graph.edges_into(node) {
         if !b.paths.reachable(from) || graph.node_type(from) == NodeType::Synthetic {
             continue;
         }
-        for e in graph.edges(from) {
-            let t = graph.edge_type(e);
-            if graph.edge_to(e) != node || !graph.is_essential(from, t) {
-                continue;
-            }
-            let key = (rank(t), b.paths.distance[from.index()]);
-            if best.as_ref().is_none_or(|(r, d, _)| key < (*r, *d)) {
-                best = Some((
-                    key.0,
-                    key.1,
-                    Step {
-                        from,
-                        edge: e,
-                        to: node,
-                    },
-                ));
-            }
+        let key = (rank(graph.edge_type(e)), b.paths.distance[from.index()]);
+        if best.as_ref().is_none_or(|(r, d, _)| key < (*r, *d)) {
+            best = Some((
+                key.0,
+                key.1,
+                Step {
+                    from,
+                    edge: e,
+                    to: node,
+                },
+            ));
         }
     }
     match best {
@@ -281,11 +275,12 @@ fn script_of_context(b: &Analysis, context: NodeId) -> Option<String> {
             .map(|e| graph.edge_to(e))
     };
     graph
-        .retainers(context)
-        .iter()
-        .filter(|r| graph.node_type(**r) == NodeType::Closure)
+        .edges_into(context)
+        .into_iter()
+        .map(|(from, _)| from)
+        .filter(|r| graph.node_type(*r) == NodeType::Closure)
         .find_map(|closure| {
-            let shared = follow(*closure, &["shared"])?;
+            let shared = follow(closure, &["shared"])?;
             let script = follow(shared, &["script_or_debug_info", "script"])?;
             let name = graph.name(script);
             (!name.is_empty() && !name.starts_with("system /")).then(|| name.to_string())

@@ -55,8 +55,9 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    pub fn new(graph: HeapGraph) -> Analysis {
+    pub fn new(mut graph: HeapGraph) -> Analysis {
         let dominators = Dominators::compute(&graph);
+        graph.drop_retainers();
         let paths = Paths::compute(&graph);
         Analysis {
             graph,

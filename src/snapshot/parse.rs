@@ -364,6 +364,9 @@ fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotErro
         }
     }
     graph.first_edge = first_edge;
+    // The arena grew by doubling; give the slack back before the analyses.
+    graph.strings.bytes.shrink_to_fit();
+    graph.strings.starts.shrink_to_fit();
     graph.build_retainers();
     Ok(())
 }
