@@ -97,15 +97,7 @@ fn sample_through_a_ws_url_after_gc() {
 
 #[test]
 fn pid_activates_the_inspector_with_sigusr1() {
-    let port = free_port();
-    let mut command = Command::new(node());
-    command
-        .arg(repo_path("examples/demo-server.mjs"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let guard = Guard::spawn(&mut command);
-    wait_listening(port);
+    let (guard, _port) = start_demo(&[]);
     let pid = guard.pid().to_string();
     let finished = run_leakcheck(&["sample", "--pid", &pid, "--json", "-"]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);

@@ -15,24 +15,28 @@ fn url(port: u16) -> String {
     format!("http://127.0.0.1:{port}")
 }
 
-#[test]
-fn target_exiting_mid_run_keeps_the_readings_so_far() {
+/// Runs leakcheck on the fault server with `route` and `extra` flags (JSON
+/// on stdout), and checks what every fault must leave: the port free and
+/// no target process running.
+fn run_fault(route: &str, extra: &[&str], env: &[(&str, &str)]) -> Finished {
     let port = free_port();
     let command = target_command("fault-server.mjs", port);
     let u = url(port);
-    let args = [
-        "run",
-        "--url",
-        &u,
-        "--route",
-        "/exit-after?n=2500",
-        "-a",
-        "1000",
-        "--json",
-        "-",
-        "-q",
-    ];
-    let finished = run_leakcheck(&with_command(&args, &command));
+    let mut args = vec!["run", "--url", &u, "--route", route, "--json", "-", "-q"];
+    args.extend_from_slice(extra);
+    let mut leakcheck_command = leakcheck();
+    leakcheck_command
+        .args(with_command(&args, &command))
+        .envs(env.iter().copied());
+    let finished = run_to_end(leakcheck_command);
+    assert!(port_is_free(port), "port {port} left busy");
+    assert!(none_running(&command), "the target was left running");
+    finished
+}
+
+#[test]
+fn target_exiting_mid_run_keeps_the_readings_so_far() {
+    let finished = run_fault("/exit-after?n=2500", &["-a", "1000"], &[]);
     assert_eq!(finished.code, 2);
     let json = finished.json();
     assert_eq!(json["outcome"]["status"], "failed");
@@ -48,28 +52,11 @@ fn target_exiting_mid_run_keeps_the_readings_so_far() {
         "{}",
         finished.stderr
     );
-    assert!(port_is_free(port));
-    assert!(none_running(&command));
 }
 
 #[test]
 fn inspector_dropping_mid_run_fails_cleanly() {
-    let port = free_port();
-    let command = target_command("fault-server.mjs", port);
-    let u = url(port);
-    let args = [
-        "run",
-        "--url",
-        &u,
-        "--route",
-        "/drop-inspector?n=1500",
-        "-a",
-        "1000",
-        "--json",
-        "-",
-        "-q",
-    ];
-    let finished = run_leakcheck(&with_command(&args, &command));
+    let finished = run_fault("/drop-inspector?n=1500", &["-a", "1000"], &[]);
     assert_eq!(finished.code, 2);
     let json = finished.json();
     assert!(
@@ -87,35 +74,16 @@ fn inspector_dropping_mid_run_fails_cleanly() {
             .unwrap()
             .starts_with("Terminated")
     );
-    assert!(port_is_free(port));
-    assert!(none_running(&command));
 }
 
 #[test]
 fn server_that_stops_answering_ends_in_bounded_time() {
-    let port = free_port();
-    let command = target_command("fault-server.mjs", port);
-    let u = url(port);
-    let args = [
-        "run",
-        "--url",
-        &u,
-        "--route",
-        "/stall",
-        "--cycles",
-        "1",
-        "-a",
-        "20",
-        "-c",
-        "4",
-        "--timeout",
-        "300ms",
-        "--json",
-        "-",
-        "-q",
-    ];
     let started = Instant::now();
-    let finished = run_leakcheck(&with_command(&args, &command));
+    let finished = run_fault(
+        "/stall",
+        &["--cycles", "1", "-a", "20", "-c", "4", "--timeout", "300ms"],
+        &[],
+    );
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(finished.code, 2, "a route with no success proves nothing");
     let json = finished.json();
@@ -123,27 +91,18 @@ fn server_that_stops_answering_ends_in_bounded_time() {
     assert_eq!(cycle["errors"], 20);
     assert_eq!(cycle["load"]["timeouts"], 20);
     assert_eq!(json["routes"][0]["verdict"]["kind"], "inconclusive");
-    assert!(none_running(&command));
 }
 
 #[test]
 fn target_ignoring_sigterm_is_killed_after_the_grace_period() {
-    let port = free_port();
-    let command = target_command("fault-server.mjs", port);
-    let u = url(port);
-    let args = [
-        "run", "--url", &u, "--route", "/ok", "--cycles", "1", "-a", "200", "--grace", "500ms",
-        "--json", "-", "-q",
-    ];
-    let mut leakcheck_command = leakcheck();
-    leakcheck_command
-        .args(with_command(&args, &command))
-        .env("IGNORE_SIGTERM", "1");
-    let finished = run_to_end(leakcheck_command);
+    let finished = run_fault(
+        "/ok",
+        &["--cycles", "1", "-a", "200", "--grace", "500ms"],
+        &[("IGNORE_SIGTERM", "1")],
+    );
     let json = finished.json();
     assert_eq!(json["outcome"]["target_stopped"], "Killed");
     assert_eq!(json["outcome"]["port_freed"], true);
-    assert!(none_running(&command));
 }
 
 /// Starts a long run, signals leakcheck once the baseline is taken, and

@@ -4,9 +4,6 @@
 
 mod common;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
 use common::*;
 
 /// Runs leakcheck on the rows server with `extra` flags before `--`.
@@ -153,20 +150,7 @@ fn each_route_gets_a_fresh_process_unless_asked() {
 #[test]
 fn endpoint_probe_reads_mem_and_turns_extra_fields_into_counters() {
     // Attach to a server the test started, through its /mem and /gc.
-    let port = free_port();
-    let demo = repo_path("examples/demo-server.mjs");
-    let mut server = Guard::spawn(
-        Command::new(node())
-            .arg("--expose-gc")
-            .arg(&demo)
-            .arg(port.to_string())
-            .stdout(std::process::Stdio::null()),
-    );
-    let started = Instant::now();
-    while port_is_free(port) {
-        assert!(started.elapsed() < Duration::from_secs(10));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut server, port) = start_demo(&["--expose-gc"]);
     let url = format!("http://127.0.0.1:{port}");
     let finished = run_leakcheck(&[
         "run",

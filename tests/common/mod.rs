@@ -209,3 +209,19 @@ pub fn with_command<'a>(args: &[&'a str], command: &'a [String]) -> Vec<&'a str>
     all.extend(command.iter().map(String::as_str));
     all
 }
+
+/// Starts the demo server by itself (for attach tests), with `node_flags`
+/// before the script, and waits until it listens; killed when dropped.
+pub fn start_demo(node_flags: &[&str]) -> (Guard, u16) {
+    let port = free_port();
+    let mut command = Command::new(node());
+    command
+        .args(node_flags)
+        .arg(repo_path("examples/demo-server.mjs"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let guard = Guard::spawn(&mut command);
+    wait_listening(port);
+    (guard, port)
+}
