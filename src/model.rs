@@ -210,6 +210,35 @@ pub struct Diagnosis {
     pub target_rss_after: u64,
 }
 
+impl Diagnosis {
+    /// Holders grouped by the object that holds (one holder is listed per
+    /// grown class, and one variable often holds several classes), in the
+    /// order of their largest class.
+    pub fn holders_by_object(&self) -> Vec<Vec<&crate::snapshot::Holder>> {
+        let mut groups: Vec<Vec<&crate::snapshot::Holder>> = Vec::new();
+        for holder in &self.holders {
+            match groups
+                .iter_mut()
+                .find(|g| g[0].holder_id == holder.holder_id)
+            {
+                Some(group) => group.push(holder),
+                None => groups.push(vec![holder]),
+            }
+        }
+        groups
+    }
+}
+
+/// What a group of holders' classes add up to, for one line of a report:
+/// "30000 new (concatenated string), 15000 new (string)".
+pub fn new_objects_text(group: &[&crate::snapshot::Holder]) -> String {
+    group
+        .iter()
+        .map(|h| format!("{} new {}", h.objects, h.class))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AllocationSite {
     pub function: String,

@@ -180,18 +180,19 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize) {
 /// The holder first: what a reader came for when the verdict says retention.
 fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     out.push_str("<div class=\"diagnosis\"><b>What holds it</b> (two heap snapshots around one more cycle):<ul>");
-    for h in d.holders.iter().take(3) {
+    for group in d.holders_by_object().into_iter().take(3) {
+        let h = group[0];
+        let new_bytes: u64 = group.iter().map(|h| h.new_bytes).sum();
         let _ = write!(
             out,
-            "<li><code>{}</code> — {}{}: {} new {} objects, {} KB new, {} KB retained by the {}<br><small><code>{}</code></small></li>",
+            "<li><code>{}</code> — {}{}: {}; {} KB new, {} KB retained by the {}<br><small><code>{}</code></small></li>",
             esc(&h.name),
             esc(&h.kind),
             h.script
                 .as_deref()
                 .map_or(String::new(), |s| format!(" in <code>{}</code>", esc(s))),
-            h.objects,
-            esc(&h.class),
-            h.new_bytes / 1024,
+            esc(&crate::model::new_objects_text(&group)),
+            new_bytes / 1024,
             h.retained_bytes / 1024,
             esc(&h.holder_class),
             esc(&h.path_text)

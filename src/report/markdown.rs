@@ -77,7 +77,12 @@ impl Exporter for MarkdownExporter {
                 let _ = writeln!(out, "  - {}: {}", f.kind, f.message);
             }
             if let Some(d) = &route.diagnosis {
-                for h in d.holders.iter().take(2) {
+                for h in d
+                    .holders_by_object()
+                    .into_iter()
+                    .take(2)
+                    .map(|group| group[0])
+                {
                     let _ = writeln!(
                         out,
                         "  - held by `{}` ({}{}), {} KB retained",

@@ -140,18 +140,19 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
         mb_cell(d.target_rss_before),
         mb_cell(d.target_rss_after)
     )?;
-    for h in d.holders.iter().take(3) {
+    for group in d.holders_by_object().into_iter().take(3) {
+        let h = group[0];
+        let new_bytes: u64 = group.iter().map(|h| h.new_bytes).sum();
         writeln!(
             out,
-            "  held by `{}` ({}{}): {} new {} objects, {} KB new, {} KB retained by the {} @{}",
+            "  held by `{}` ({}{}): {}; {} KB new, {} KB retained by the {} @{}",
             h.name,
             h.kind,
             h.script
                 .as_deref()
                 .map_or(String::new(), |s| format!(", {s}")),
-            h.objects,
-            h.class,
-            h.new_bytes / 1024,
+            crate::model::new_objects_text(&group),
+            new_bytes / 1024,
             h.retained_bytes / 1024,
             h.holder_class,
             h.holder_id
