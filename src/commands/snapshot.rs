@@ -6,7 +6,9 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::cli::SnapshotProps;
-use crate::inspector::snapshot::{create_private_file, stream_snapshot};
+use std::io::Write;
+
+use crate::inspector::snapshot::{create_private_file, stream_snapshot_chunks};
 
 use super::attach::connect_inspector;
 
@@ -19,10 +21,13 @@ pub async fn run(props: SnapshotProps) -> anyhow::Result<()> {
     }
     let mut file = create_private_file(&props.output)
         .await
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", props.output.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", props.output.display()))?
+        .into_std()
+        .await;
     eprintln!("taking a heap snapshot: the target is paused while V8 writes it");
     let started = Instant::now();
-    let bytes = stream_snapshot(&inspector, &mut file).await?;
+    let bytes = stream_snapshot_chunks(&inspector, |chunk| file.write_all(chunk)).await?;
+    file.flush()?;
     println!(
         "{}: {:.1} MB in {:.2} s",
         props.output.display(),
