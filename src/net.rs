@@ -112,54 +112,57 @@ pub async fn http_get(
         .await
         .map_err(|_| fail(format!("no answer within {} s", limit.as_secs())))?
         .map_err(|e| fail(e.to_string()))?;
-    let (status, head_len, chunked) =
-        parse_head(&raw).ok_or_else(|| fail("the answer is not HTTP".into()))?;
-    let body = &raw[head_len..];
-    let body = if chunked {
+    let head = parse_head(&raw).ok_or_else(|| fail("the answer is not HTTP".into()))?;
+    let body = &raw[head.len..];
+    let body = if head.chunked {
         dechunk(body)
     } else {
         body.to_vec()
     };
-    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+    Ok((head.status, String::from_utf8_lossy(&body).into_owned()))
 }
 
-/// Status, head length and whether the body is chunked, once the head is whole.
-fn parse_head(raw: &[u8]) -> Option<(u16, usize, bool)> {
+/// A parsed response head: status, its length, and how the body ends.
+struct Head {
+    status: u16,
+    len: usize,
+    chunked: bool,
+    content_length: Option<usize>,
+}
+
+/// The head, once it is whole in `raw`.
+fn parse_head(raw: &[u8]) -> Option<Head> {
     let mut headers = [httparse::EMPTY_HEADER; 32];
     let mut response = httparse::Response::new(&mut headers);
-    let Ok(httparse::Status::Complete(head_len)) = response.parse(raw) else {
+    let Ok(httparse::Status::Complete(len)) = response.parse(raw) else {
         return None;
     };
-    let chunked = response.headers.iter().any(|h| {
-        h.name.eq_ignore_ascii_case("transfer-encoding") && h.value.eq_ignore_ascii_case(b"chunked")
-    });
-    Some((response.code.unwrap_or(0), head_len, chunked))
+    let header = |name: &str| {
+        response
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value)
+    };
+    Some(Head {
+        status: response.code.unwrap_or(0),
+        len,
+        chunked: header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked")),
+        content_length: header("content-length")
+            .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok()),
+    })
 }
 
 /// True once `raw` holds a whole response by its own framing.
 fn response_complete(raw: &[u8]) -> bool {
-    let Some((_, head_len, chunked)) = parse_head(raw) else {
+    let Some(head) = parse_head(raw) else {
         return false;
     };
-    let body = &raw[head_len..];
-    if chunked {
+    let body = &raw[head.len..];
+    if head.chunked {
         return body.ends_with(b"0\r\n\r\n");
     }
-    let mut headers = [httparse::EMPTY_HEADER; 32];
-    let mut response = httparse::Response::new(&mut headers);
-    let _ = response.parse(raw);
-    let length = response
-        .headers
-        .iter()
-        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-        .and_then(|h| {
-            std::str::from_utf8(h.value)
-                .ok()?
-                .trim()
-                .parse::<usize>()
-                .ok()
-        });
-    length.is_some_and(|n| body.len() >= n)
+    head.content_length.is_some_and(|n| body.len() >= n)
 }
 
 /// Joins the data of a complete chunked body (small answers only).
