@@ -5,7 +5,7 @@ use std::fmt::Write;
 use std::time::Instant;
 
 use crate::cli::{DiffArgs, InspectArgs};
-use crate::report::write_output;
+use crate::report::{emit_summary, pretty_json};
 use crate::snapshot::{
     Analysis, BeforeSummary, DiffReport, InspectReport, diff_report, inspect_report, parse,
     summarise_before,
@@ -33,22 +33,12 @@ fn load(path: &std::path::Path) -> anyhow::Result<Analysis> {
     Ok(analysis)
 }
 
-fn emit(json: Option<&str>, text: &str, value: &impl serde::Serialize) -> anyhow::Result<()> {
-    if json == Some("-") {
-        eprint!("{text}");
-    } else {
-        print!("{text}");
-    }
-    if let Some(path) = json {
-        write_output(path, &(serde_json::to_string_pretty(value)? + "\n"))?;
-    }
-    Ok(())
-}
-
 pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let analysis = load(&args.snapshot)?;
     let report = inspect_report(&analysis, args.top);
-    emit(args.json.as_deref(), &inspect_text(&report), &report)
+    emit_summary(&inspect_text(&report), args.json.as_deref(), || {
+        pretty_json(&report)
+    })
 }
 
 /// Below this combined size the two snapshots are read at the same time,
@@ -92,7 +82,9 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
         (before, load(&args.after)?)
     };
     let report = diff_report(&before, &after, args.top);
-    emit(args.json.as_deref(), &diff_text(&report), &report)
+    emit_summary(&diff_text(&report), args.json.as_deref(), || {
+        pretty_json(&report)
+    })
 }
 
 fn inspect_text(r: &InspectReport) -> String {

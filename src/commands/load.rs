@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::cli::LoadProps;
 use crate::load::{LoadPlan, LoadRun, RequestSpec, Stop};
 use crate::net::resolve_http;
+use crate::report::emit_summary;
 use crate::report::load::{LoadSetting, load_json, load_summary};
-use crate::report::write_output;
 
 pub async fn run(props: LoadProps) -> anyhow::Result<()> {
     let http = resolve_http(&props.url, props.allow_remote)?;
@@ -62,14 +62,9 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
         rate: props.rate,
     };
     let summary = load_summary(&setting, &report);
-    if props.json.as_deref() == Some("-") {
-        eprint!("{summary}");
-    } else {
-        print!("{summary}");
-    }
-    if let Some(path) = &props.json {
-        write_output(path, &load_json(&setting, &report)?)?;
-    }
+    emit_summary(&summary, props.json.as_deref(), || {
+        load_json(&setting, &report)
+    })?;
     if interrupted {
         anyhow::bail!("interrupted by Ctrl-C; the figures above cover what was sent");
     }

@@ -4,7 +4,7 @@
 use crate::cli::SampleProps;
 use crate::net::resolve_http;
 use crate::probe::Metric;
-use crate::report::write_output;
+use crate::report::{emit_summary, pretty_json};
 use crate::units::mb_cell;
 
 use super::attach::connect_probe;
@@ -53,16 +53,6 @@ pub async fn run(props: SampleProps) -> anyhow::Result<()> {
         probe.kind(),
         if props.gc { ", after GC" } else { "" }
     );
-    match props.json.as_deref() {
-        Some("-") => {
-            eprint!("{text}");
-            write_output("-", &(serde_json::to_string_pretty(&sample)? + "\n"))?;
-        }
-        Some(path) => {
-            print!("{text}");
-            write_output(path, &(serde_json::to_string_pretty(&sample)? + "\n"))?;
-        }
-        None => print!("{text}"),
-    }
+    emit_summary(&text, props.json.as_deref(), || pretty_json(&sample))?;
     Ok(())
 }

@@ -37,6 +37,29 @@ pub fn write_output(path: &str, text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Prints a command's human summary and writes its JSON where asked: the
+/// summary goes to stdout, or to stderr when the JSON takes stdout (`-`).
+pub fn emit_summary(
+    summary: &str,
+    json_path: Option<&str>,
+    json: impl FnOnce() -> anyhow::Result<String>,
+) -> anyhow::Result<()> {
+    if json_path == Some("-") {
+        eprint!("{summary}");
+    } else {
+        print!("{summary}");
+    }
+    if let Some(path) = json_path {
+        write_output(path, &json()?)?;
+    }
+    Ok(())
+}
+
+/// Pretty JSON with a final newline, for `emit_summary`.
+pub fn pretty_json(value: &impl serde::Serialize) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(value)? + "\n")
+}
+
 /// Writes every report the user asked for: the terminal table on stdout
 /// (on stderr when another format takes stdout), then the files.
 pub fn emit_all(result: &RunResult, output: &crate::cli::OutputProps) -> anyhow::Result<()> {
