@@ -107,17 +107,7 @@ pub fn holders_of(port: u16) -> Vec<PortHolder> {
         return Vec::new();
     }
     let mut holders = Vec::new();
-    let Ok(procs) = fs::read_dir("/proc") else {
-        return holders;
-    };
-    for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in all_pids() {
         if socket_inodes_of(pid)
             .iter()
             .any(|inode| wanted.contains(inode))
@@ -130,6 +120,17 @@ pub fn holders_of(port: u16) -> Vec<PortHolder> {
     }
     holders.sort_by_key(|h| h.pid);
     holders
+}
+
+/// Every process id in /proc.
+pub fn all_pids() -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
 }
 
 /// A process's command line, or `?` when it is gone or unreadable.

@@ -122,26 +122,14 @@ pub fn run_to_end(mut command: Command) -> Finished {
     }
 }
 
-/// PIDs of live processes whose command line contains `marker`.
+/// PIDs of live processes whose command line contains `marker` (zombies
+/// have an empty command line and do not match).
 pub fn processes_matching(marker: &str) -> Vec<u32> {
-    let mut pids = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) {
-            let text = String::from_utf8_lossy(&raw).replace('\0', " ");
-            // Zombies have an empty command line and are not running.
-            if text.contains(marker) && pid != std::process::id() {
-                pids.push(pid);
-            }
-        }
-    }
-    pids
+    use leakcheck::target::port::{all_pids, command_line};
+    all_pids()
+        .into_iter()
+        .filter(|pid| *pid != std::process::id() && command_line(*pid).contains(marker))
+        .collect()
 }
 
 /// Writes a target script into a fresh directory and returns its path; the
@@ -196,9 +184,9 @@ pub fn none_running(command: &[String]) -> bool {
     let script = &command[1];
     let port = command.last().unwrap();
     processes_matching(script).iter().all(|pid| {
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        !text.split(' ').any(|arg| arg == port.as_str())
+        !leakcheck::target::port::command_line(*pid)
+            .split(' ')
+            .any(|arg| arg == port.as_str())
     })
 }
 
