@@ -138,7 +138,7 @@ fn no_diagnose_skips_it_and_snapshots_dir_keeps_private_files() {
     );
     let files = json["routes"][0]["diagnosis"]["snapshot_files"]
         .as_array()
-        .unwrap();
+        .unwrap_or_else(|| panic!("no snapshot files: {:#}", json["routes"][0]["verdict"]));
     assert_eq!(files.len(), 2);
     for file in files {
         let mode = std::fs::metadata(file.as_str().unwrap())

@@ -142,7 +142,11 @@ fn interrupt_with(signal: i32) {
     assert_eq!(status.code(), Some(2));
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
-    assert_eq!(json["outcome"]["status"], "interrupted");
+    assert_eq!(
+        json["outcome"]["status"], "interrupted",
+        "{:#}",
+        json["outcome"]
+    );
     assert!(json["routes"][0]["baseline"]["heap_used"].as_u64().unwrap() > 0);
     assert_eq!(json["outcome"]["port_freed"], true);
     assert!(port_is_free(port));
@@ -186,11 +190,15 @@ fn a_second_ctrl_c_exits_at_once_and_the_target_still_dies() {
     let status = guard.wait_within(Duration::from_secs(10));
     assert_eq!(status.code(), Some(2));
     assert!(started.elapsed() < Duration::from_secs(10));
-    // The parent-death signal takes the target down with leakcheck.
+    // The parent-death signal takes the target down with leakcheck. A dying
+    // process loses its command line when its memory is unmapped, before its
+    // sockets close, so wait for both rather than checking the port once.
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !none_running(&command) {
-        assert!(Instant::now() < deadline, "the target outlived leakcheck");
+    while !(none_running(&command) && port_is_free(port)) {
+        assert!(
+            Instant::now() < deadline,
+            "the target outlived leakcheck or its port stayed busy"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(port_is_free(port));
 }

@@ -136,8 +136,16 @@ fn the_terminal_table_shows_the_seed_columns() {
             finished.stdout
         );
     }
+    // 2 × 500 requests is too little load for a firm answer (V8's own
+    // warm-up can still move 0.3 MB in cycle 2), so only what the table must
+    // never say is checked here; run_demo's other tests check the verdicts.
+    let verdict = finished
+        .stdout
+        .lines()
+        .find(|line| line.trim_start().starts_with("verdict: "))
+        .unwrap_or_else(|| panic!("no verdict line:\n{}", finished.stdout));
     assert!(
-        finished.stdout.contains("verdict: no-retention"),
+        verdict.contains("no-retention") || verdict.contains("inconclusive"),
         "{}",
         finished.stdout
     );

@@ -98,10 +98,14 @@ fn cache_filling_over_cycles_is_a_working_set() {
 #[test]
 fn bounded_cache_and_heavy_garbage_are_not_leaks() {
     let (finished, json) = check(&["/bounded-cache", "/temp-big"], "3000", &[], &[]);
+    // A bounded cache is a working set that fills in the first cycle; when
+    // V8's warm-up spills into cycle 2 the series reads as levelling off,
+    // which is as true. Neither may be called a leak.
     for index in 0..2 {
         let v = verdict(&json, index);
         assert_eq!(v["leak"], false, "{v:#}");
-        assert_eq!(v["kind"], "no-retention", "{v:#}");
+        let kind = v["kind"].as_str().unwrap();
+        assert!(kind == "no-retention" || kind == "working-set", "{v:#}");
     }
     // Whether the after-load reading catches garbage depends on when V8 last
     // collected; the finding itself is tested on the seed's readings.

@@ -4,8 +4,10 @@
 //! number of responses `x` (Montgomery & Runger, *Applied Statistics and
 //! Probability for Engineers*, ch. 11). The slope is the retained bytes per
 //! request; the residual standard deviation `sqrt(SSE / (n - 2))` estimates
-//! how repeatable one reading is. With two points there is no residual, so
-//! the caller's noise floor stands in for it.
+//! how repeatable one reading is, and `residual_sd / sqrt(Sxx)` is the
+//! standard error of the slope (ibid., 11-4): how far the slope itself may
+//! be off. With two points there is no residual, so the caller's noise
+//! floor stands in for both.
 
 /// A fitted line `y = intercept + slope * x`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,6 +16,8 @@ pub struct Line {
     pub intercept: f64,
     /// Standard deviation of the residuals; 0 with fewer than three points.
     pub residual_sd: f64,
+    /// Standard error of `slope`; 0 with fewer than three points.
+    pub slope_se: f64,
 }
 
 /// Least-squares line through `points`; `None` with fewer than two points
@@ -45,6 +49,7 @@ pub fn least_squares(points: &[(f64, f64)]) -> Option<Line> {
         slope,
         intercept,
         residual_sd,
+        slope_se: residual_sd / sxx.sqrt(),
     })
 }
 
@@ -69,6 +74,8 @@ mod tests {
     fn residual_measures_scatter() {
         let line = least_squares(&[(0.0, 0.0), (1.0, 1.0), (2.0, 0.0), (3.0, 1.0)]).unwrap();
         assert!(line.residual_sd > 0.4, "{line:?}");
+        // Sxx = 5 for x = 0..3, so the slope's error is sd / sqrt(5).
+        assert!((line.slope_se - line.residual_sd / 5f64.sqrt()).abs() < 1e-12);
     }
 
     #[test]

@@ -13,10 +13,16 @@
 //!   half its first step is a working set filling (a bounded cache), not a
 //!   leak. With only two steps in the fit the last must also be flat
 //!   (within two noise floors): one small step alone is often scatter.
+//!   The net growth inside the fit must itself exceed the retention
+//!   threshold, or a rise and fall of one reading would pass for a plateau.
 //! - Unclear: growth above two noise floors per cycle that is not steady
 //!   enough for retention; the verdict then asks for more load.
 //! - Noise is the larger of the metric's floor (repeatability measured on
-//!   routes that keep nothing) and the residual scatter of the fit.
+//!   routes that keep nothing) and the standard error of the fitted growth
+//!   per cycle. The standard error, not the scatter of one reading: with
+//!   three readings the scatter is a one-degree-of-freedom guess, and a
+//!   clear leak (after-GC 4.4 → 5.5 → 5.9 MB at 1500 requests a cycle)
+//!   was called inconclusive when its slope was held against it.
 
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +75,8 @@ pub struct MetricFit {
     pub slope_bytes_per_request: f64,
     /// After-GC reading minus the one before, per cycle (cycle 1 against the baseline).
     pub increments: Vec<f64>,
+    /// How far one cycle's growth may be off: the larger of the floor and
+    /// the fit's standard error of the growth per cycle.
     pub noise_bytes: f64,
     /// Slope times the mean requests per cycle.
     pub growth_per_cycle_bytes: f64,
@@ -103,8 +111,8 @@ pub fn judge_series(
         .collect();
     let line = least_squares(&points)?;
     let steps = increments(values);
-    let noise = floor.max(line.residual_sd);
     let per_cycle = sent / cycles as f64;
+    let noise = floor.max(line.slope_se * per_cycle);
     let growth = line.slope * per_cycle;
     let inside: &[f64] = &steps[first..];
     let trend = classify(growth, inside, noise, floor);
@@ -133,7 +141,11 @@ fn classify(growth: f64, steps: &[f64], noise: f64, floor: f64) -> Trend {
         && steps[steps.len() - 1] < CONVERGING_RATIO * steps[0]
         // Against the floor, not the residual: a curve that levels off
         // inflates the residual of a straight-line fit.
-        && steps[0] > RETENTION_SIGMAS * floor;
+        && steps[0] > RETENTION_SIGMAS * floor
+        // A working set ends higher than it started. A rise followed by a
+        // fall (CI saw +0.36 MB then -0.20 MB on a bounded cache) is one
+        // reading's scatter, not a set that filled.
+        && steps.iter().sum::<f64>() > RETENTION_SIGMAS * floor;
     if levelled {
         return Trend::Converging;
     }
@@ -219,5 +231,33 @@ mod tests {
         let fit = judge_series("heapUsed", &mb(&[7.0, 9.0, 9.05]), &[1000; 2], floor).unwrap();
         assert_eq!(fit.fitted_from_cycle, 1);
         assert_eq!(fit.trend, Trend::Flat);
+    }
+
+    #[test]
+    fn a_rise_and_fall_within_noise_is_flat_not_a_working_set() {
+        // CI's bounded cache, 3 × 3000 requests: after-GC heapUsed
+        // +0.79 MB (warm-up), +0.36 MB, -0.20 MB.
+        let baseline = 3.4 * MB;
+        let values = [
+            baseline,
+            baseline + 790_912.0,
+            baseline + 790_912.0 + 356_904.0,
+            baseline + 790_912.0 + 356_904.0 - 201_840.0,
+        ];
+        let fit = judge_series("heapUsed", &values, &[3000; 3], noise_floor("heapUsed")).unwrap();
+        assert_eq!(fit.trend, Trend::Flat, "{fit:?}");
+    }
+
+    #[test]
+    fn a_steady_leak_with_one_uneven_step_is_growing() {
+        // /leak at 1500 requests a cycle: +1.1 MB then +0.4 MB after warm-up.
+        let fit = judge_series(
+            "heapUsed",
+            &mb(&[3.4, 4.4, 5.5, 5.9]),
+            &[1500; 3],
+            noise_floor("heapUsed"),
+        )
+        .unwrap();
+        assert_eq!(fit.trend, Trend::Growing, "{fit:?}");
     }
 }
