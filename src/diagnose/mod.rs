@@ -24,7 +24,7 @@ use crate::inspector::{Inspector, InspectorError};
 use crate::load::{LoadPlan, LoadRun};
 use crate::model::Diagnosis;
 use crate::probe::{Probe, ProbeError};
-use crate::snapshot::{Analysis, HeapGraph, diff_report, summarise_before};
+use crate::snapshot::{HeapGraph, diff_graph, summarise_before};
 
 /// Bytes between two samples of the sampling heap profiler: small enough
 /// that a few thousand retained records are sampled, cheap for the target.
@@ -103,11 +103,15 @@ pub async fn diagnose(
     let file_b = plan
         .snapshots_dir
         .map(|d| d.join(format!("{}-after.heapsnapshot", plan.label)));
-    let (after, bytes_b) = snapshot_into(inspector, file_b.as_deref(), Analysis::new).await?;
-    seconds += started_b.elapsed().as_secs_f64();
-    let analysis_started = Instant::now();
-    let diff = diff_report(&before, &after, TOP);
-    let analysis_seconds = analysis_started.elapsed().as_secs_f64();
+    // The comparison runs on the parser's thread as soon as the stream ends.
+    let compare = move |graph: HeapGraph| {
+        let analysis_started = Instant::now();
+        let (_, diff) = diff_graph(&before, graph, TOP);
+        (diff, analysis_started.elapsed().as_secs_f64())
+    };
+    let ((diff, analysis_seconds), bytes_b) =
+        snapshot_into(inspector, file_b.as_deref(), compare).await?;
+    seconds += started_b.elapsed().as_secs_f64() - analysis_seconds;
     let rss_after = probe.sample().await?.rss;
     Ok(Diagnosis {
         requests: report.requests,

@@ -56,13 +56,18 @@ impl Strings {
     }
 
     pub fn get(&self, id: StringId) -> &str {
+        // The scanner copies the file's bytes; a file that is not UTF-8
+        // reads as empty names rather than a panic.
+        std::str::from_utf8(self.bytes_of(id)).unwrap_or("")
+    }
+
+    /// The raw bytes of a string, for hashing without validating.
+    pub fn bytes_of(&self, id: StringId) -> &[u8] {
         let i = id.0 as usize;
         if i + 1 >= self.starts.len() {
-            return "";
+            return b"";
         }
-        let bytes = &self.bytes[self.starts[i] as usize..self.starts[i + 1] as usize];
-        // The scanner only writes valid UTF-8.
-        std::str::from_utf8(bytes).unwrap_or("")
+        &self.bytes[self.starts[i] as usize..self.starts[i + 1] as usize]
     }
 }
 

@@ -15,22 +15,22 @@ mod parse;
 mod paths;
 mod report;
 mod scan;
+mod tally;
 
 use std::io::Read;
 use std::path::Path;
 
 pub use classes::{ClassIndex, ClassTotals, class_key, summarise};
-pub use diff::{
-    Before, ClassDiff, GrowthRow, NewNodes, compare_classes, grew_by_self_size, new_nodes,
-};
+pub use diff::{Before, ClassDiff, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, StringId};
 pub use holder::{Holder, PathStep, holders_of};
 pub use parse::parse;
 pub use paths::Paths;
 pub use report::{
-    BeforeSummary, DiffReport, InspectReport, diff_report, inspect_report, summarise_before,
+    BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_report, summarise_before,
 };
+pub use tally::{GrowthRow, TextTally, grew_by_self_size};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
@@ -55,8 +55,14 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    pub fn new(mut graph: HeapGraph) -> Analysis {
+    pub fn new(graph: HeapGraph) -> Analysis {
         let dominators = Dominators::compute(&graph);
+        Analysis::with_dominators(graph, dominators)
+    }
+
+    /// Completes an analysis whose dominators were computed already: the
+    /// retainer lists are freed before the paths are, to keep the peak low.
+    pub fn with_dominators(mut graph: HeapGraph, dominators: Dominators) -> Analysis {
         graph.drop_retainers();
         let paths = Paths::compute(&graph);
         Analysis {

@@ -4,9 +4,12 @@ use serde::Serialize;
 
 use super::Analysis;
 use super::classes::{ClassIndex, summarise};
-use super::diff::{Before, ClassDiff, GrowthRow, compare_classes, grew_by_self_size, new_nodes};
+use super::diff::{Before, ClassDiff, compare_classes, new_nodes};
+use super::dominators::Dominators;
+use super::graph::HeapGraph;
 use super::graph::NodeId;
 use super::holder::{Holder, holders_of};
+use super::tally::{GrowthRow, grew_by_self_size};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassRow {
@@ -142,26 +145,46 @@ pub fn summarise_before(graph: &super::HeapGraph) -> BeforeSummary {
     }
 }
 
-pub fn diff_report(before: &BeforeSummary, after: &Analysis, top: usize) -> DiffReport {
-    let classes_b = ClassIndex::build(&after.graph);
-    let new = new_nodes(&before.before, &after.graph);
-    let classes = compare_classes(&before.before, &after.graph, &classes_b, &new);
+/// Compares the later snapshot's graph with the earlier one's summary.
+///
+/// The Comparison view and the seed's tally need only the graph's columns,
+/// not its dominator tree, so they run on a second thread while this one
+/// computes dominators: on the seed-sized pair that overlap is most of what
+/// separates `diff` from parse time (BENCHMARKS.md, heap snapshot engine).
+pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Analysis, DiffReport) {
+    let (dominators, columns) = std::thread::scope(|scope| {
+        let side = scope.spawn(|| {
+            let classes_b = ClassIndex::build(&graph);
+            let new = new_nodes(&before.before, &graph);
+            let classes = compare_classes(&before.before, &graph, &classes_b, &new);
+            let grew = grew_by_self_size(&before.before.tally, &graph, top);
+            (classes_b, new, classes, grew)
+        });
+        let dominators = Dominators::compute(&graph);
+        let columns = side
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (dominators, columns)
+    });
+    let (classes_b, new, classes, grew_by_self_size) = columns;
+    let after = Analysis::with_dominators(graph, dominators);
     let mut holders = Vec::new();
     for row in classes
         .iter()
         .filter(|r| r.alloc_size > 0)
         .take(HOLDER_CLASSES)
     {
-        holders.extend(holders_of(after, &classes_b, &new, &row.class, 1));
+        holders.extend(holders_of(&after, &classes_b, &new, &row.class, 1));
     }
     holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
-    DiffReport {
+    let report = DiffReport {
         schema_version: 1,
         before: before.totals.clone(),
-        after: totals(after),
+        after: totals(&after),
         classes: classes.into_iter().take(top).collect(),
-        grew_by_self_size: grew_by_self_size(&before.before, &after.graph, top),
+        grew_by_self_size,
         holders,
-    }
+    };
+    (after, report)
 }
