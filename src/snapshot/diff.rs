@@ -1,10 +1,11 @@
 //! Comparing two snapshots of one process, matched by node id: DevTools'
 //! Comparison view per class (# New, # Deleted, # Delta, Alloc. Size,
-//! Freed Size, Size Delta) and the seed's "grew by self size" view (counts
-//! and self sizes by type and name, B minus A).
+//! Freed Size, Size Delta). The seed's "grew by self size" view is in
+//! `tally.rs`.
 //!
-//! The earlier snapshot is reduced to a `Before` (ids, classes, self sizes
-//! and the type-and-name tally, 12 bytes a node) so its graph can be freed
+//! The earlier snapshot is reduced to a `Before` (ids, classes, self sizes,
+//! an id bitmap and the type-and-name tally, about 13 bytes a node plus the
+//! distinct names) so its graph can be freed
 //! before the later one is read: a diff then needs little more memory than
 //! the larger snapshot alone.
 
@@ -29,7 +30,7 @@ pub struct ClassDiff {
 
 /// What a diff needs of the earlier snapshot.
 pub struct Before {
-    /// Node ids, sorted, with the class and self size of each.
+    /// Node ids in the snapshot's order, with the class and self size of each.
     ids: Vec<u32>,
     class_of: Vec<u32>,
     self_size: Vec<u32>,
@@ -55,7 +56,12 @@ const BITMAP_BITS_PER_ID: u64 = 64;
 impl IdSet {
     fn of(ids: &[u32]) -> IdSet {
         let min = ids.iter().copied().min().unwrap_or(0);
-        let window = (BITMAP_BITS_PER_ID * ids.len() as u64).min(u64::from(u32::MAX));
+        let span = ids
+            .iter()
+            .map(|id| u64::from(id - min) + 1)
+            .max()
+            .unwrap_or(0);
+        let window = (BITMAP_BITS_PER_ID * ids.len() as u64).min(span);
         let mut words = vec![0u64; window.div_ceil(64) as usize];
         let mut outliers = Vec::new();
         for id in ids {
@@ -88,13 +94,11 @@ impl IdSet {
 impl Before {
     pub fn summarise(graph: &HeapGraph) -> Before {
         let classes = ClassIndex::build(graph);
-        let mut order: Vec<u32> = (0..graph.node_count() as u32).collect();
-        order.sort_unstable_by_key(|i| graph.node_id[*i as usize]);
         Before {
             id_set: IdSet::of(&graph.node_id),
-            ids: order.iter().map(|i| graph.node_id[*i as usize]).collect(),
-            class_of: order.iter().map(|i| classes.of[*i as usize]).collect(),
-            self_size: order.iter().map(|i| graph.self_size[*i as usize]).collect(),
+            ids: graph.node_id.clone(),
+            class_of: classes.of,
+            self_size: graph.self_size.clone(),
             class_names: classes.names,
             tally: TextTally::of(graph),
         }

@@ -6,8 +6,7 @@ use super::Analysis;
 use super::classes::{ClassIndex, summarise};
 use super::diff::{Before, ClassDiff, compare_classes, new_nodes};
 use super::dominators::Dominators;
-use super::graph::HeapGraph;
-use super::graph::NodeId;
+use super::graph::{HeapGraph, NodeId};
 use super::holder::{Holder, holders_of};
 use super::tally::{GrowthRow, grew_by_self_size};
 
@@ -130,7 +129,7 @@ pub struct BeforeSummary {
 }
 
 /// Summarises the earlier snapshot of a diff.
-pub fn summarise_before(graph: &super::HeapGraph) -> BeforeSummary {
+pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
     let totals = Totals {
         file_bytes: graph.file_bytes,
         nodes: graph.node_count() as u64,
