@@ -55,14 +55,9 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    pub fn new(graph: HeapGraph) -> Analysis {
+    pub fn new(mut graph: HeapGraph) -> Analysis {
         let dominators = Dominators::compute(&graph);
-        Analysis::with_dominators(graph, dominators)
-    }
-
-    /// Completes an analysis whose dominators were computed already: the
-    /// retainer lists are freed before the paths are, to keep the peak low.
-    pub fn with_dominators(mut graph: HeapGraph, dominators: Dominators) -> Analysis {
+        // Freed before the paths are computed, to keep the peak low.
         graph.drop_retainers();
         let paths = Paths::compute(&graph);
         Analysis {

@@ -8,6 +8,7 @@ use super::diff::{Before, ClassDiff, compare_classes, new_nodes};
 use super::dominators::Dominators;
 use super::graph::{HeapGraph, NodeId};
 use super::holder::{Holder, holders_of};
+use super::paths::Paths;
 use super::tally::{GrowthRow, grew_by_self_size};
 
 #[derive(Debug, Clone, Serialize)]
@@ -150,8 +151,12 @@ pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
 /// not its dominator tree, so they run on a second thread while this one
 /// computes dominators: on the seed-sized pair that overlap is most of what
 /// separates `diff` from parse time (BENCHMARKS.md, heap snapshot engine).
-pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Analysis, DiffReport) {
-    let (dominators, columns) = std::thread::scope(|scope| {
+pub fn diff_graph(
+    before: &BeforeSummary,
+    mut graph: HeapGraph,
+    top: usize,
+) -> (Analysis, DiffReport) {
+    let (dominators, paths, columns) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
             let classes_b = ClassIndex::build(&graph);
             let new = new_nodes(&before.before, &graph);
@@ -160,13 +165,21 @@ pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Anal
             (classes_b, new, classes, grew)
         });
         let dominators = Dominators::compute(&graph);
+        // The paths read only forward edges, so they need not wait for the
+        // reverse index to be freed: computed here they overlap the side.
+        let paths = Paths::compute(&graph);
         let columns = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (dominators, columns)
+        (dominators, paths, columns)
     });
     let (classes_b, new, classes, grew_by_self_size) = columns;
-    let after = Analysis::with_dominators(graph, dominators);
+    graph.drop_retainers();
+    let after = Analysis {
+        graph,
+        dominators,
+        paths,
+    };
     let mut holders = Vec::new();
     for row in classes
         .iter()
