@@ -115,6 +115,57 @@ fn names_closures_held_by_timers() {
     assert_eq!(holder["holder_class"], "TimersList");
 }
 
+/// The oracle's figures for one snapshot file.
+fn oracle(file: &Path) -> serde_json::Value {
+    let mut command = Command::new(node());
+    command
+        .arg(repo_path("tests/oracle/snapshot-oracle.mjs"))
+        .arg(file);
+    let oracle_run = run_to_end(command);
+    assert_eq!(oracle_run.code, 0, "{}", oracle_run.stderr);
+    serde_json::from_str(&oracle_run.stdout).unwrap()
+}
+
+#[test]
+fn grew_by_self_size_is_the_seeds_tally_b_minus_a() {
+    let (_dir, before, after) = scenario("module-array.mjs", 2000);
+    let json = diff(&before, &after);
+    let (a, b) = (oracle(&before), oracle(&after));
+    let figure = |tally: &serde_json::Value, key: &str, i: usize| {
+        tally.get(key).map_or(0, |t| t[i].as_i64().unwrap())
+    };
+    // The seed lists the keys of B, B minus A, largest self-size growth first.
+    let expected: Vec<(String, i64, i64)> = b["tally"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| {
+            let count = figure(&b["tally"], k, 0) - figure(&a["tally"], k, 0);
+            let size = figure(&b["tally"], k, 1) - figure(&a["tally"], k, 1);
+            (k.clone(), count, size)
+        })
+        .collect();
+    let rows = json["grew_by_self_size"].as_array().unwrap();
+    assert!(rows.len() >= 5, "{rows:#?}");
+    let largest = expected.iter().map(|e| e.2).max().unwrap();
+    assert_eq!(rows[0]["self_size_delta"].as_i64().unwrap(), largest);
+    for row in rows {
+        let key = row["key"].as_str().unwrap();
+        let (count, size) = match expected.iter().find(|e| e.0 == key) {
+            Some(e) => (e.1, e.2),
+            // Only in A: what was freed, as a negative row.
+            None => (-figure(&a["tally"], key, 0), -figure(&a["tally"], key, 1)),
+        };
+        assert_eq!(row["count_delta"].as_i64().unwrap(), count, "{key}");
+        assert_eq!(row["self_size_delta"].as_i64().unwrap(), size, "{key}");
+    }
+    // The records the scenario keeps, spelt as the seed prints them.
+    assert!(
+        rows.iter().any(|r| r["key"] == "object:Object"),
+        "{rows:#?}"
+    );
+}
+
 #[test]
 fn figures_match_an_independent_oracle() {
     let (_dir, _before, after) = scenario("map-cache.mjs", 2000);
@@ -128,13 +179,7 @@ fn figures_match_an_independent_oracle() {
     ]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
     let ours = finished.json();
-    let mut command = Command::new(node());
-    command
-        .arg(repo_path("tests/oracle/snapshot-oracle.mjs"))
-        .arg(&after);
-    let oracle_run = run_to_end(command);
-    assert_eq!(oracle_run.code, 0, "{}", oracle_run.stderr);
-    let oracle: serde_json::Value = serde_json::from_str(&oracle_run.stdout).unwrap();
+    let oracle = oracle(&after);
 
     assert_eq!(ours["totals"]["nodes"], oracle["nodes"]);
     assert_eq!(ours["totals"]["edges"], oracle["edges"]);

@@ -116,6 +116,29 @@ impl NodeType {
         }
     }
 
+    /// The name V8 writes in `meta.node_types` (what DevTools and the seed's
+    /// script print); `Other` stands for every kind leakcheck does not tell apart.
+    pub fn v8_name(self) -> &'static str {
+        match self {
+            NodeType::Hidden => "hidden",
+            NodeType::Array => "array",
+            NodeType::String => "string",
+            NodeType::Object => "object",
+            NodeType::Code => "code",
+            NodeType::Closure => "closure",
+            NodeType::Regexp => "regexp",
+            NodeType::Number => "number",
+            NodeType::Native => "native",
+            NodeType::Synthetic => "synthetic",
+            NodeType::ConcatenatedString => "concatenated string",
+            NodeType::SlicedString => "sliced string",
+            NodeType::Symbol => "symbol",
+            NodeType::BigInt => "bigint",
+            NodeType::ObjectShape => "object shape",
+            NodeType::Other => "other",
+        }
+    }
+
     pub fn is_string(self) -> bool {
         matches!(
             self,

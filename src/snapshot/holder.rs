@@ -137,7 +137,7 @@ fn describe(b: &Analysis, class: &str, node: NodeId, objects: u64, new_bytes: u6
         .map(|s| PathStep {
             edge_type: format!("{:?}", graph.edge_type(s.edge)).to_lowercase(),
             edge_name: graph.edge_name(s.edge),
-            node_type: format!("{:?}", graph.node_type(s.to)).to_lowercase(),
+            node_type: graph.node_type(s.to).v8_name().to_string(),
             node_name: graph.name(s.to).to_string(),
             node_id: graph.id(s.to),
         })

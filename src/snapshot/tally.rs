@@ -149,8 +149,10 @@ fn node_type_of(graph: &HeapGraph, raw: u8) -> NodeType {
         .unwrap_or(NodeType::Other)
 }
 
+/// `type:name` as the seed's script prints it: `object:Object`,
+/// `concatenated string:(concatenated string)`.
 fn key(kind: NodeType, name: &[u8]) -> String {
-    format!("{kind:?}:{}", String::from_utf8_lossy(name)).to_lowercase()
+    format!("{}:{}", kind.v8_name(), String::from_utf8_lossy(name))
 }
 
 /// B's tally minus A's, the `top` rows that grew most by self size.

@@ -2,7 +2,8 @@
 // whole-file JSON.parse, the class key rules of src/snapshot/classes.rs,
 // and dominators by Cooper, Harvey & Kennedy's iterative algorithm ("A
 // Simple, Fast Dominance Algorithm", 2001), where leakcheck uses
-// Lengauer–Tarjan: two different algorithms must give the same tree.
+// Lengauer–Tarjan: two different algorithms must give the same tree. Also
+// the seed's tally by type and name, for the diff's "grew by self size".
 //   node snapshot-oracle.mjs FILE  → JSON on stdout
 import { readFileSync } from 'node:fs';
 
@@ -139,8 +140,16 @@ const retainedById = {};
 for (let i = 0; i < n; i++) retainedById[s.nodes[i * NF + fId]] = retained[i];
 let totalSelf = 0;
 for (let i = 0; i < n; i++) totalSelf += selfSize(i);
+// The seed's snapdiff.mjs tally: `${type}:${name}` → [count, self size].
+const tally = {};
+for (let i = 0; i < n; i++) {
+  const k = `${type(i)}:${name(i)}`;
+  const t = tally[k] ?? (tally[k] = [0, 0]);
+  t[0]++; t[1] += selfSize(i);
+}
 console.log(JSON.stringify({
   nodes: n, edges: s.edges.length / EF, self_size: totalSelf,
   classes: [...classes.values()],
   retained_by_id: retainedById,
+  tally,
 }));
