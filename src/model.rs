@@ -196,6 +196,11 @@ pub struct Diagnosis {
     pub holders: Vec<crate::snapshot::Holder>,
     /// Frames whose allocations during the cycle survived collection.
     pub allocation_sites: Vec<AllocationSite>,
+    /// The cycle ran with inlining off, so a handler's allocations are
+    /// charged to it, not to the caller V8 inlined it into (only on a
+    /// target leakcheck launched).
+    #[serde(default)]
+    pub sites_without_inlining: bool,
     /// Snapshot sizes, bytes: before and after the cycle.
     pub snapshot_bytes: [u64; 2],
     /// Where the snapshots were written (`--snapshots DIR`).

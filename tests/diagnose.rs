@@ -149,3 +149,40 @@ fn no_diagnose_skips_it_and_snapshots_dir_keeps_private_files() {
         assert_eq!(mode, 0o600);
     }
 }
+
+#[test]
+fn an_inlined_handler_is_charged_for_what_it_keeps() {
+    let port = free_port();
+    let script = repo_path("tests/targets/inlined-server.mjs");
+    let command = vec![
+        node(),
+        "--allow-natives-syntax".to_string(),
+        script.display().to_string(),
+        port.to_string(),
+    ];
+    let json = run_target(&command, port, &["/"], &["-a", "4000"]);
+    let diagnosis = &json["routes"][0]["diagnosis"];
+    assert!(
+        diagnosis.is_object(),
+        "no diagnosis: {:#}",
+        json["routes"][0]["verdict"]
+    );
+    assert_eq!(diagnosis["sites_without_inlining"], true);
+    let sites = diagnosis["allocation_sites"].as_array().unwrap();
+    let in_script = |s: &&serde_json::Value| {
+        s["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("inlined-server.mjs"))
+    };
+    // The largest surviving site in the script is the handler that pushes,
+    // not `dispatch`, which TurboFan had inlined it into.
+    let top = sites
+        .iter()
+        .find(in_script)
+        .unwrap_or_else(|| panic!("no site in the script: {sites:#?}"));
+    assert_eq!(top["function"], "keepRecord", "{sites:#?}");
+    assert_eq!(
+        top["line"].as_u64().unwrap(),
+        line_of("tests/targets/inlined-server.mjs", "function keepRecord(")
+    );
+}

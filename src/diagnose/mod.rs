@@ -10,6 +10,7 @@
 //! its rss for the rest of its life, so `run` diagnoses only after a
 //! route's measured series is complete.
 
+mod inlining;
 mod profile;
 
 use std::path::{Path, PathBuf};
@@ -58,6 +59,9 @@ pub struct DiagnosePlan<'a> {
     pub snapshots_dir: Option<&'a Path>,
     /// A name for the files: the route, made safe for a file name.
     pub label: String,
+    /// leakcheck started the target and will stop it, so it may change the
+    /// target's JIT for precise allocation sites (see `inlining.rs`).
+    pub owns_target: bool,
 }
 
 /// Runs the diagnosis for one route; `say` reports progress to the user.
@@ -71,6 +75,7 @@ pub async fn diagnose(
     }
     let settled = probe.settled_sample().await?;
     let inspector = probe.inspector().ok_or(DiagnoseError::NoInspector)?;
+    let sites_without_inlining = plan.owns_target && inlining::stop_inlining(inspector).await?;
     let started = Instant::now();
     say("taking heap snapshot 1 of 2: the target is paused while V8 writes it");
     let file_a = plan
@@ -123,6 +128,7 @@ pub async fn diagnose(
             .collect(),
         holders: diff.holders,
         allocation_sites: profile::surviving_sites(&profile, TOP),
+        sites_without_inlining,
         snapshot_bytes: [bytes_a, bytes_b],
         snapshot_files: [file_a, file_b]
             .into_iter()

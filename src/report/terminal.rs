@@ -170,5 +170,11 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
             site.bytes / 1024
         )?;
     }
+    if !d.allocation_sites.is_empty() && !d.sites_without_inlining {
+        writeln!(
+            out,
+            "  (an attached target's JIT is left as it is: a function V8 inlined is charged to its caller)"
+        )?;
+    }
     Ok(())
 }

@@ -36,6 +36,7 @@ pub(super) async fn diagnose_route(
         load,
         snapshots_dir: props.snapshots.as_deref(),
         label,
+        owns_target: !props.command.is_empty(),
     };
     match crate::diagnose::diagnose(probe, diagnose_plan, &say).await {
         Ok(diagnosis) => into.diagnosis = Some(diagnosis),
