@@ -253,4 +253,13 @@ pub struct AllocationSite {
     pub column: u32,
     /// Sampled bytes still alive after the cycle's collection.
     pub bytes: u64,
+    /// The line of this function that names the holder (its text beside
+    /// it), found in the script's source: the line a user goes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_line_text: Option<String>,
+    /// The inspector's id of the script, to read its source; not reported.
+    #[serde(skip)]
+    pub script_id: String,
 }

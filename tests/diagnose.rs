@@ -77,6 +77,14 @@ fn demo_leak_names_the_array_its_script_and_the_allocating_function() {
         push - 1 <= line && line <= push,
         "handler at line {line}, push at {push}"
     );
+    // The line inside it that stores into the holder, read from the source.
+    assert_eq!(handler["holder_line"].as_u64(), Some(push), "{handler:#}");
+    assert!(
+        handler["holder_line_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("keptRequests.push(")
+    );
     assert!(
         handler["url"]
             .as_str()

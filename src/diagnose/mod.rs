@@ -12,6 +12,7 @@
 
 mod inlining;
 mod profile;
+mod source_line;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -118,6 +119,12 @@ pub async fn diagnose(
         snapshot_into(inspector, file_b.as_deref(), compare).await?;
     seconds += started_b.elapsed().as_secs_f64() - analysis_seconds;
     let rss_after = probe.sample().await?.rss;
+    let mut allocation_sites = profile::surviving_sites(&profile, TOP);
+    if let Some(inspector) = probe.inspector() {
+        // A source that cannot be read leaves the sites as V8 gave them.
+        let _ =
+            source_line::name_holder_lines(inspector, &mut allocation_sites, &diff.holders).await;
+    }
     Ok(Diagnosis {
         requests: report.requests,
         classes: diff
@@ -127,7 +134,7 @@ pub async fn diagnose(
             .take(TOP)
             .collect(),
         holders: diff.holders,
-        allocation_sites: profile::surviving_sites(&profile, TOP),
+        allocation_sites,
         sites_without_inlining,
         snapshot_bytes: [bytes_a, bytes_b],
         snapshot_files: [file_a, file_b]

@@ -13,6 +13,7 @@ use crate::model::AllocationSite;
 /// column), largest first.
 pub fn surviving_sites(profile: &Value, top: usize) -> Vec<AllocationSite> {
     let mut sites: HashMap<(String, String, u32, u32), u64> = HashMap::new();
+    let mut script_ids: HashMap<String, String> = HashMap::new();
     let mut stack: Vec<&Value> = profile.pointer("/profile/head").into_iter().collect();
     while let Some(node) = stack.pop() {
         let bytes = node.get("selfSize").and_then(Value::as_u64).unwrap_or(0);
@@ -38,6 +39,9 @@ pub fn surviving_sites(profile: &Value, top: usize) -> Vec<AllocationSite> {
                 (number("lineNumber") + 1) as u32,
                 (number("columnNumber") + 1) as u32,
             );
+            script_ids
+                .entry(text("url"))
+                .or_insert_with(|| text("scriptId"));
             *sites.entry(key).or_default() += bytes;
         }
         if let Some(children) = node.get("children").and_then(Value::as_array) {
@@ -48,11 +52,14 @@ pub fn surviving_sites(profile: &Value, top: usize) -> Vec<AllocationSite> {
         .into_iter()
         .filter(|((_, url, _, _), _)| !url.is_empty())
         .map(|((function, url, line, column), bytes)| AllocationSite {
+            script_id: script_ids.get(&url).cloned().unwrap_or_default(),
             function,
             url,
             line,
             column,
             bytes,
+            holder_line: None,
+            holder_line_text: None,
         })
         .collect();
     out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.line.cmp(&b.line)));

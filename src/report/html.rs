@@ -204,13 +204,17 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
         for site in d.allocation_sites.iter().take(5) {
             let _ = write!(
                 out,
-                "<li><code>{}</code> {}:{}:{} — {} KB</li>",
+                "<li><code>{}</code> {}:{}:{} — {} KB",
                 esc(&site.function),
                 esc(&site.url),
                 site.line,
                 site.column,
                 site.bytes / 1024
             );
+            if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
+                let _ = write!(out, "<br>line {line}: <code>{}</code>", esc(text));
+            }
+            out.push_str("</li>");
         }
         out.push_str("</ul>");
     }

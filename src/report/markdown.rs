@@ -100,6 +100,13 @@ impl Exporter for MarkdownExporter {
                         "  - allocated by `{}` at `{}:{}`",
                         site.function, site.url, site.line
                     );
+                    if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
+                        let _ = writeln!(
+                            out,
+                            "  - stored at line {line}: `{}`",
+                            text.replace('`', "'")
+                        );
+                    }
                 }
             }
         }

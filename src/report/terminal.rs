@@ -169,6 +169,9 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
             site.column,
             site.bytes / 1024
         )?;
+        if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
+            writeln!(out, "    line {line}: {text}")?;
+        }
     }
     if !d.allocation_sites.is_empty() && !d.sites_without_inlining {
         writeln!(

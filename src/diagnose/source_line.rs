@@ -1,0 +1,185 @@
+//! The line that stores into the holder, inside the function that
+//! allocated what it keeps.
+//!
+//! V8's sampling heap profiler locates an allocation by its function only
+//! (the function's first line). The diagnosis knows two more things: the
+//! function, and the variable that holds what it allocated. The line of that
+//! function that names the variable is the line a user goes to
+//! (`keptRequests.push(...)` on the demo), so the script's source is read
+//! through the inspector (`Debugger.getScriptSource`) and searched within
+//! the function's braces. It is a textual search: a brace or a name inside
+//! a string or comment can mislead it, which is why the report shows the
+//! line's text beside its number.
+
+use serde_json::json;
+
+use crate::inspector::{Inspector, InspectorError};
+use crate::model::AllocationSite;
+use crate::snapshot::Holder;
+
+/// Lines searched after a function's first line, at most.
+const MAX_FUNCTION_LINES: usize = 400;
+/// Characters of the found line kept for the report.
+const LINE_TEXT_CHARS: usize = 120;
+
+/// The identifiers of a holder's name worth searching for: `kept` in
+/// `kept`, `auditLog` in `globalThis.auditLog`, `configBus` in
+/// `configBus._events.reload`.
+pub fn holder_identifiers(name: &str) -> Vec<String> {
+    name.split('.')
+        .filter(|part| is_identifier(part) && !matches!(*part, "globalThis" | "_events"))
+        .map(str::to_string)
+        .collect()
+}
+
+fn is_identifier(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+}
+
+/// Whether `text` contains `name` as a whole identifier.
+fn names(text: &str, name: &str) -> bool {
+    let part_of_identifier = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(part_of_identifier) && !after.is_some_and(part_of_identifier)
+    })
+}
+
+/// The first line (1-based) of the function starting at `line`:`column`
+/// (1-based) that names one of `identifiers`, with its text. The function
+/// ends where the braces opened after its start close; a function without
+/// braces (an arrow returning an expression) is its first two lines.
+pub fn find_line(
+    source: &str,
+    line: u32,
+    column: u32,
+    identifiers: &[String],
+) -> Option<(u32, String)> {
+    let start = (line as usize).checked_sub(1)?;
+    let mut depth = 0i64;
+    let mut opened = false;
+    for (index, full) in source
+        .lines()
+        .enumerate()
+        .skip(start)
+        .take(MAX_FUNCTION_LINES)
+    {
+        let text = if index == start {
+            let skip = (column as usize).saturating_sub(1);
+            full.char_indices()
+                .nth(skip)
+                .map_or("", |(at, _)| &full[at..])
+        } else {
+            full
+        };
+        if identifiers.iter().any(|name| names(text, name)) {
+            let shown: String = full.trim().chars().take(LINE_TEXT_CHARS).collect();
+            return Some((index as u32 + 1, shown));
+        }
+        for c in text.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if (opened && depth <= 0) || (!opened && index > start) {
+            return None;
+        }
+    }
+    None
+}
+
+/// Fills `holder_line` of the sites in the application's own scripts.
+pub async fn name_holder_lines(
+    inspector: &Inspector,
+    sites: &mut [AllocationSite],
+    holders: &[Holder],
+) -> Result<(), InspectorError> {
+    let identifiers: Vec<String> = holders
+        .iter()
+        .flat_map(|h| holder_identifiers(&h.name))
+        .collect();
+    let own_code = |s: &AllocationSite| {
+        !s.script_id.is_empty() && !s.url.starts_with("node:") && !s.url.contains("/node_modules/")
+    };
+    if identifiers.is_empty() || !sites.iter().any(own_code) {
+        return Ok(());
+    }
+    inspector.call("Debugger.enable", json!({})).await?;
+    for site in sites.iter_mut().filter(|s| own_code(s)) {
+        let source = inspector
+            .call(
+                "Debugger.getScriptSource",
+                json!({ "scriptId": site.script_id }),
+            )
+            .await?;
+        if let Some(text) = source.get("scriptSource").and_then(|v| v.as_str())
+            && let Some((line, shown)) = find_line(text, site.line, site.column, &identifiers)
+        {
+            site.holder_line = Some(line);
+            site.holder_line_text = Some(shown);
+        }
+    }
+    inspector.call("Debugger.disable", json!({})).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEMO: &str = "const keptRequests = [];\n\
+        const routes = {\n\
+        \x20 '/leak': (req, res) => {\n\
+        \x20   const record = { at: 1 };\n\
+        \x20   keptRequests.push(record);\n\
+        \x20 },\n\
+        \x20 '/other': () => keptRequests.length,\n\
+        };\n";
+
+    fn ids(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn finds_the_line_that_names_the_holder_inside_the_function() {
+        let found = find_line(DEMO, 3, 12, &ids(&["keptRequests"]));
+        assert_eq!(found, Some((5, "keptRequests.push(record);".into())));
+    }
+
+    #[test]
+    fn stops_at_the_end_of_the_function() {
+        // `/other` is outside `/leak`'s braces and must not be found.
+        assert_eq!(find_line(DEMO, 3, 12, &ids(&["length"])), None);
+        // An arrow without braces is its own first lines.
+        assert_eq!(
+            find_line(DEMO, 7, 13, &ids(&["keptRequests"])).map(|f| f.0),
+            Some(7)
+        );
+    }
+
+    #[test]
+    fn matches_whole_identifiers_only() {
+        assert!(names("kept.push(x)", "kept"));
+        assert!(!names("keptRequests.push(x)", "kept"));
+        assert!(!names("unkept.push(x)", "kept"));
+        assert_eq!(
+            holder_identifiers("globalThis.auditLog"),
+            ids(&["auditLog"])
+        );
+        assert_eq!(
+            holder_identifiers("configBus._events.reload"),
+            ids(&["configBus", "reload"])
+        );
+        assert!(holder_identifiers("bus._events.config-changed") == ids(&["bus"]));
+    }
+}
