@@ -31,6 +31,11 @@ const NO_INLINING: &str = "require('v8').setFlagsFromString('--no-turbo-inlining
 /// target offers no `require` to set the flag with (the sites are then
 /// read as V8 reports them).
 pub async fn stop_inlining(inspector: &Inspector) -> Result<bool, InspectorError> {
+    // A target collecting its own coverage (c8, `NODE_V8_COVERAGE`, which
+    // it inherits from leakcheck) would lose it when coverage is stopped.
+    if std::env::var_os("NODE_V8_COVERAGE").is_some() {
+        return Ok(false);
+    }
     let params = json!({
         "expression": NO_INLINING,
         "includeCommandLineAPI": true,
