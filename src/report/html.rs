@@ -200,7 +200,11 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     }
     out.push_str("</ul>");
     if !d.allocation_sites.is_empty() {
-        out.push_str("<b>Allocated by</b> (sampled, still alive after the cycle):<ul>");
+        out.push_str("<b>Allocated by</b> (sampled, still alive after the cycle)");
+        if !d.sites_without_inlining {
+            out.push_str(" — an attached target's JIT was left as it is, so a function V8 inlined is charged to its caller");
+        }
+        out.push_str(":<ul>");
         for site in d.allocation_sites.iter().take(5) {
             let _ = write!(
                 out,
