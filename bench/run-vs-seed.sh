@@ -30,7 +30,8 @@ seed_round() { # route -> prints "seconds after-gc-series"
 leakcheck_round() { # route -> prints "seconds load-seconds per-request-bytes"
   local t0 t1
   t0=$(date +%s.%N)
-  "$leakcheck" run -q --url http://127.0.0.1:9750 --route "$1" --json "$work/lc.json" \
+  # --no-diagnose: the seed's method has no diagnosis step; bench/diagnosis.sh measures it.
+  "$leakcheck" run -q --no-diagnose --url http://127.0.0.1:9750 --route "$1" --json "$work/lc.json" \
     -- node "$here/../examples/demo-server.mjs" 9750 >/dev/null || true
   t1=$(date +%s.%N)
   node -e '
