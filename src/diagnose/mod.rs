@@ -1,8 +1,10 @@
-//! Naming the holder of a retention, as part of `run`: settle, snapshot A,
+//! Naming the holder of a retention, as part of `run`: settle, turn V8's
+//! inlining off on a target leakcheck launched (`inlining.rs`), snapshot A,
 //! start the sampling heap profiler, one more cycle of the same load,
 //! settle, read the profile, snapshot B; then the snapshot engine's diff
-//! names what holds the new objects, and the profile names the lines that
-//! allocated what survived.
+//! names what holds the new objects, the profile names the functions that
+//! allocated what survived, and their source the line that stores into
+//! the holder (`source_line.rs`).
 //!
 //! Snapshots stream from the inspector straight into the parser on another
 //! thread (and to disk only with `--snapshots DIR`, mode 0600): leakcheck
