@@ -80,36 +80,49 @@ impl<R: Read> Scanner<R> {
 
     /// The next non-whitespace byte, not consumed.
     pub fn peek(&mut self, expected: &str) -> Result<u8, SnapshotError> {
+        self.next_byte()?.ok_or_else(|| self.eof(expected))
+    }
+
+    /// The next non-whitespace byte, not consumed; `None` at the end.
+    fn next_byte(&mut self) -> Result<Option<u8>, SnapshotError> {
         loop {
             if !self.fill()? {
-                return Err(self.eof(expected));
+                return Ok(None);
             }
             let b = self.buf[self.pos];
             if b.is_ascii_whitespace() {
                 self.pos += 1;
             } else {
-                return Ok(b);
+                return Ok(Some(b));
             }
         }
     }
 
     /// Consumes `byte` (after whitespace) or fails naming it.
     pub fn expect(&mut self, byte: u8) -> Result<(), SnapshotError> {
-        let what = format!("'{}'", byte as char);
-        if self.peek(&what)? != byte {
-            return Err(self.error(&what));
+        // The message is built only on failure: this runs for each of a
+        // snapshot's hundreds of thousands of strings.
+        let what = || format!("'{}'", byte as char);
+        match self.next_byte()? {
+            Some(b) if b == byte => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(_) => Err(self.error(&what())),
+            None => Err(self.eof(&what())),
         }
-        self.pos += 1;
-        Ok(())
     }
 
     /// True and consumes it if the next byte is `byte`.
     pub fn eat(&mut self, byte: u8) -> Result<bool, SnapshotError> {
-        if self.peek(&format!("'{}'", byte as char))? == byte {
-            self.pos += 1;
-            return Ok(true);
+        match self.next_byte()? {
+            Some(b) if b == byte => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(_) => Ok(false),
+            None => Err(self.eof(&format!("'{}'", byte as char))),
         }
-        Ok(false)
     }
 
     /// Reads a JSON string, unescaped, appending its UTF-8 bytes to `out`.
