@@ -216,6 +216,9 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
+    /// Said beside the allocation sites when the cycle ran with inlining on.
+    pub const INLINING_CAVEAT: &'static str = "an attached target's JIT is left as it is, so a function V8 inlined is charged to its caller";
+
     /// Holders grouped by the object that holds (one holder is listed per
     /// grown class, and one variable often holds several classes), in the
     /// order of their largest class.

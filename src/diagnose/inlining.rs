@@ -36,15 +36,10 @@ pub async fn stop_inlining(inspector: &Inspector) -> Result<bool, InspectorError
     if std::env::var_os("NODE_V8_COVERAGE").is_some() {
         return Ok(false);
     }
-    let params = json!({
-        "expression": NO_INLINING,
-        "includeCommandLineAPI": true,
-        "returnByValue": true,
-        "silent": true,
-    });
-    let result = inspector.call("Runtime.evaluate", params).await?;
-    if result.get("exceptionDetails").is_some() {
-        return Ok(false);
+    match inspector.evaluate_in_console(NO_INLINING).await {
+        Ok(_) => {}
+        Err(InspectorError::Evaluation { .. }) => return Ok(false),
+        Err(other) => return Err(other),
     }
     inspector.call("Profiler.enable", json!({})).await?;
     inspector

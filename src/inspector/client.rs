@@ -105,7 +105,26 @@ impl Inspector {
 
     /// Evaluates an expression in the target and returns its value as JSON.
     pub async fn evaluate(&self, expression: &str) -> Result<Value, InspectorError> {
-        let params = json!({ "expression": expression, "returnByValue": true, "silent": true });
+        self.evaluate_with(expression, false).await
+    }
+
+    /// Like `evaluate`, with the console's command-line API in scope, which
+    /// in Node includes `require` even when the target is an ES module.
+    pub async fn evaluate_in_console(&self, expression: &str) -> Result<Value, InspectorError> {
+        self.evaluate_with(expression, true).await
+    }
+
+    async fn evaluate_with(
+        &self,
+        expression: &str,
+        command_line_api: bool,
+    ) -> Result<Value, InspectorError> {
+        let params = json!({
+            "expression": expression,
+            "returnByValue": true,
+            "silent": true,
+            "includeCommandLineAPI": command_line_api,
+        });
         let result = self.call("Runtime.evaluate", params).await?;
         if let Some(details) = result.get("exceptionDetails") {
             let message = details

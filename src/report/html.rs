@@ -202,7 +202,8 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     if !d.allocation_sites.is_empty() {
         out.push_str("<b>Allocated by</b> (sampled, still alive after the cycle)");
         if !d.sites_without_inlining {
-            out.push_str(" — an attached target's JIT was left as it is, so a function V8 inlined is charged to its caller");
+            out.push_str(" — ");
+            out.push_str(crate::model::Diagnosis::INLINING_CAVEAT);
         }
         out.push_str(":<ul>");
         for site in d.allocation_sites.iter().take(5) {

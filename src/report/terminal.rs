@@ -174,10 +174,7 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
         }
     }
     if !d.allocation_sites.is_empty() && !d.sites_without_inlining {
-        writeln!(
-            out,
-            "  (an attached target's JIT is left as it is: a function V8 inlined is charged to its caller)"
-        )?;
+        writeln!(out, "  ({})", crate::model::Diagnosis::INLINING_CAVEAT)?;
     }
     Ok(())
 }

@@ -216,8 +216,12 @@ impl HeapGraph {
         (0..self.node_count() as u32).map(NodeId)
     }
     pub fn node_type(&self, n: NodeId) -> NodeType {
+        self.node_type_of_raw(self.node_type[n.index()])
+    }
+    /// The kind a raw type number of this snapshot stands for.
+    pub fn node_type_of_raw(&self, raw: u8) -> NodeType {
         self.node_type_table
-            .get(self.node_type[n.index()] as usize)
+            .get(raw as usize)
             .copied()
             .unwrap_or(NodeType::Other)
     }

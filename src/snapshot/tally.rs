@@ -63,15 +63,16 @@ impl TextTally {
         let mut tally = TextTally::default();
         for row in raw_tally(graph) {
             let name = graph.strings.bytes_of(StringId(row.name));
-            let kind = node_type_of(graph, row.kind);
-            match tally.find(name, kind) {
+            let kind = graph.node_type_of_raw(row.kind);
+            let print = fingerprint(name);
+            match tally.find_by(print, name, kind) {
                 // Several raw types can read as one NodeType.
                 Some(i) => {
                     tally.rows[i].count += row.count;
                     tally.rows[i].size += row.size;
                 }
                 None => {
-                    let head = tally.first.entry(fingerprint(name)).or_insert(NONE);
+                    let head = tally.first.entry(print).or_insert(NONE);
                     tally.rows.push(NamedRow {
                         name: name.into(),
                         kind,
@@ -87,7 +88,11 @@ impl TextTally {
     }
 
     fn find(&self, name: &[u8], kind: NodeType) -> Option<usize> {
-        let mut slot = *self.first.get(&fingerprint(name))?;
+        self.find_by(fingerprint(name), name, kind)
+    }
+
+    fn find_by(&self, print: u64, name: &[u8], kind: NodeType) -> Option<usize> {
+        let mut slot = *self.first.get(&print)?;
         while slot != NONE {
             let row = &self.rows[slot as usize];
             if row.kind == kind && *row.name == *name {
@@ -141,14 +146,6 @@ fn raw_tally(graph: &HeapGraph) -> Vec<RawRow> {
     rows
 }
 
-fn node_type_of(graph: &HeapGraph, raw: u8) -> NodeType {
-    graph
-        .node_type_table
-        .get(raw as usize)
-        .copied()
-        .unwrap_or(NodeType::Other)
-}
-
 /// `type:name` as the seed's script prints it: `object:Object`,
 /// `concatenated string:(concatenated string)`.
 fn key(kind: NodeType, name: &[u8]) -> String {
@@ -160,7 +157,7 @@ pub fn grew_by_self_size(a: &TextTally, b: &HeapGraph, top: usize) -> Vec<Growth
     let mut matched = vec![false; a.rows.len()];
     let mut rows = raw_tally(b);
     for row in rows.iter_mut() {
-        let kind = node_type_of(b, row.kind);
+        let kind = b.node_type_of_raw(row.kind);
         let name = b.strings.bytes_of(StringId(row.name));
         // Several raw types can read as one NodeType: subtract A once.
         if let Some(i) = a.find(name, kind).filter(|i| !matched[*i]) {
@@ -185,7 +182,7 @@ pub fn grew_by_self_size(a: &TextTally, b: &HeapGraph, top: usize) -> Vec<Growth
         .into_iter()
         .map(|row| GrowthRow {
             key: key(
-                node_type_of(b, row.kind),
+                b.node_type_of_raw(row.kind),
                 b.strings.bytes_of(StringId(row.name)),
             ),
             count_delta: row.count,
