@@ -1,12 +1,14 @@
 //! Small network helpers shared by the parts that talk to the target:
 //! resolving a URL to a loopback socket address and one-shot HTTP GETs for
-//! the inspector's `/json/list` and the seed's `/mem` and `/gc` endpoints.
+//! the inspector's `/json/list` and an app's `/mem` and `/gc` endpoints.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+use crate::load::response::{Framing, parse_head};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -17,8 +19,14 @@ pub enum NetError {
          this machine unless --allow-remote is given"
     )]
     NotLoopback { url: String, addr: SocketAddr },
-    #[error("GET {url} failed: {reason}")]
-    Get { url: String, reason: String },
+    #[error("GET {url} failed")]
+    Get {
+        url: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("GET {url} got no answer within {} s", limit.as_secs_f64())]
+    Timeout { url: String, limit: Duration },
 }
 
 /// A parsed `http://host:port` target.
@@ -77,111 +85,99 @@ pub async fn accepts_connections(addr: SocketAddr) -> bool {
     )
 }
 
-/// One GET; returns the status and the body. Reads until the body is
-/// complete by its Content-Length or chunked framing, so a server that keeps
-/// the connection open despite `Connection: close` (Node's inspector does)
-/// does not stall it.
+/// The largest answer `http_get` reads: the inspector's `/json/list` and
+/// an app's `/mem` are a few KB; anything past this is not what was asked.
+pub const MAX_GET_BYTES: usize = 4 * 1024 * 1024;
+
+/// One GET; returns the status and the body. The body ends by its own
+/// framing (Content-Length or chunked, through the load generator's
+/// framer), so a server that keeps the connection open despite
+/// `Connection: close` (Node's inspector does) does not stall it.
 pub async fn http_get(
     addr: SocketAddr,
     path: &str,
     limit: Duration,
 ) -> Result<(u16, String), NetError> {
     let url = format!("http://{addr}{path}");
-    let fail = |reason: String| NetError::Get {
-        url: url.clone(),
-        reason,
-    };
     let exchange = async {
         let mut stream = TcpStream::connect(addr).await?;
         let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
         stream.write_all(request.as_bytes()).await?;
-        let mut raw = Vec::new();
-        let mut buf = [0u8; 16 * 1024];
-        loop {
-            let n = stream.read(&mut buf).await?;
-            if n == 0 {
-                return Ok::<_, std::io::Error>(raw);
-            }
-            raw.extend_from_slice(&buf[..n]);
-            if response_complete(&raw) {
-                return Ok(raw);
-            }
+        read_response(&mut stream).await
+    };
+    match tokio::time::timeout(limit, exchange).await {
+        Err(_) => Err(NetError::Timeout { url, limit }),
+        Ok(Err(source)) => Err(NetError::Get { url, source }),
+        Ok(Ok(answer)) => Ok(answer),
+    }
+}
+
+/// Reads one response: its status and its body, decoded.
+async fn read_response(stream: &mut TcpStream) -> std::io::Result<(u16, String)> {
+    let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    let head = loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Err(invalid(
+                "the connection closed before a whole HTTP head".into(),
+            ));
+        }
+        raw.extend_from_slice(&buf[..n]);
+        if let Some(head) = parse_head(&raw, false).map_err(|e| invalid(e.to_string()))? {
+            break head;
+        }
+        if raw.len() > MAX_GET_BYTES {
+            return Err(invalid("the answer's head never ended".into()));
         }
     };
-    let raw = tokio::time::timeout(limit, exchange)
-        .await
-        .map_err(|_| fail(format!("no answer within {} s", limit.as_secs())))?
-        .map_err(|e| fail(e.to_string()))?;
-    let head = parse_head(&raw).ok_or_else(|| fail("the answer is not HTTP".into()))?;
-    let body = &raw[head.len..];
-    let body = if head.chunked {
-        dechunk(body)
-    } else {
-        body.to_vec()
-    };
-    Ok((head.status, String::from_utf8_lossy(&body).into_owned()))
-}
-
-/// A parsed response head: status, its length, and how the body ends.
-struct Head {
-    status: u16,
-    len: usize,
-    chunked: bool,
-    content_length: Option<usize>,
-}
-
-/// The head, once it is whole in `raw`.
-fn parse_head(raw: &[u8]) -> Option<Head> {
-    let mut headers = [httparse::EMPTY_HEADER; 32];
-    let mut response = httparse::Response::new(&mut headers);
-    let Ok(httparse::Status::Complete(len)) = response.parse(raw) else {
-        return None;
-    };
-    let header = |name: &str| {
-        response
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| h.value)
-    };
-    Some(Head {
-        status: response.code.unwrap_or(0),
-        len,
-        chunked: header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked")),
-        content_length: header("content-length")
-            .and_then(|v| std::str::from_utf8(v).ok()?.trim().parse().ok()),
-    })
-}
-
-/// True once `raw` holds a whole response by its own framing.
-fn response_complete(raw: &[u8]) -> bool {
-    let Some(head) = parse_head(raw) else {
-        return false;
-    };
-    let body = &raw[head.len..];
-    if head.chunked {
-        return body.ends_with(b"0\r\n\r\n");
-    }
-    head.content_length.is_some_and(|n| body.len() >= n)
-}
-
-/// Joins the data of a complete chunked body (small answers only).
-fn dechunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(line_end) = body.windows(2).position(|w| w == b"\r\n") {
-        let size_text = String::from_utf8_lossy(&body[..line_end]);
-        let size_text = size_text.split(';').next().unwrap_or("").trim();
-        let Ok(size) = usize::from_str_radix(size_text, 16) else {
-            break;
+    let mut pending = raw.split_off(head.len);
+    let mut body = Vec::new();
+    let mut framing = head.framing;
+    loop {
+        let done = match &mut framing {
+            Framing::Empty => true,
+            Framing::Length(n) => {
+                body.append(&mut pending);
+                body.len() as u64 >= *n
+            }
+            Framing::UntilClose => {
+                body.append(&mut pending);
+                false
+            }
+            Framing::Chunked(decoder) => {
+                let (_, done) = decoder
+                    .feed_with(&pending, |data| body.extend_from_slice(data))
+                    .map_err(|e| invalid(e.to_string()))?;
+                pending.clear();
+                done
+            }
         };
-        let start = line_end + 2;
-        if size == 0 || start + size > body.len() {
+        if done {
             break;
         }
-        out.extend_from_slice(&body[start..start + size]);
-        body = &body[(start + size + 2).min(body.len())..];
+        if body.len() > MAX_GET_BYTES {
+            return Err(invalid(format!(
+                "the answer is larger than {} MB",
+                MAX_GET_BYTES >> 20
+            )));
+        }
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            if matches!(framing, Framing::UntilClose) {
+                break;
+            }
+            return Err(invalid(
+                "the connection closed in the middle of the body".into(),
+            ));
+        }
+        pending.extend_from_slice(&buf[..n]);
     }
-    out
+    if let Framing::Length(n) = framing {
+        body.truncate(n as usize);
+    }
+    Ok((head.status, String::from_utf8_lossy(&body).into_owned()))
 }
 
 #[cfg(test)]
@@ -208,8 +204,54 @@ mod tests {
         assert!(resolve_http("not a url", false).is_err());
     }
 
-    #[test]
-    fn dechunks_small_bodies() {
-        assert_eq!(dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"), b"abcde");
+    /// Serves `answer` once on a loopback port and keeps the connection
+    /// open, as Node's inspector does.
+    async fn serve_once(answer: &'static [u8]) -> SocketAddr {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 1024];
+            let _ = socket.read(&mut request).await;
+            socket.write_all(answer).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn reads_chunked_and_sized_bodies_without_waiting_for_close() {
+        let limit = Duration::from_secs(2);
+        let chunked = serve_once(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=1\r\nde\r\n0\r\n\r\n",
+        )
+        .await;
+        assert_eq!(
+            http_get(chunked, "/", limit).await.unwrap(),
+            (200, "abcde".into())
+        );
+        let sized = serve_once(b"HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope").await;
+        assert_eq!(
+            http_get(sized, "/", limit).await.unwrap(),
+            (404, "nope".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn a_hostile_chunk_size_is_an_error_not_a_panic() {
+        let limit = Duration::from_secs(2);
+        let huge = serve_once(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nabc",
+        )
+        .await;
+        // The size fits in u64, so the decoder waits for data: the body cap
+        // or the time limit ends it, never an allocation of that size.
+        assert!(http_get(huge, "/", limit).await.is_err());
+        let overflow = serve_once(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1ffffffffffffffff\r\n",
+        )
+        .await;
+        let error = http_get(overflow, "/", limit).await.unwrap_err();
+        assert!(format!("{:#}", anyhow::Error::new(error)).contains("overflows"));
     }
 }

@@ -1,12 +1,18 @@
-//! Units as people read them and as flags accept them. Megabytes are 2^20
-//! bytes, as in the seed's readings (`process.memoryUsage()` / 1048576).
+//! Units as people read them and as flags accept them. Every report uses
+//! binary units: a KB is 2^10 bytes and an MB 2^20 bytes, as the method's
+//! readings are (`process.memoryUsage()` / 1048576, METHOD.md).
 
 pub const KB: f64 = 1024.0;
 pub const MB: f64 = 1024.0 * 1024.0;
 
-/// `16.3 MB`: one decimal, as the seed prints its readings.
+/// `16.3 MB`: one decimal, as the method prints its readings.
 pub fn mb(bytes: f64) -> String {
     format!("{:.1} MB", bytes / MB)
+}
+
+/// Whole KB (2^10 bytes), rounded down, for sizes in lists.
+pub fn kb(bytes: u64) -> u64 {
+    bytes / 1024
 }
 
 /// A figure in MB without the unit, for table cells.
@@ -101,7 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn formats_like_the_seed() {
+    fn formats_like_the_method() {
         assert_eq!(mb(16.3 * MB), "16.3 MB");
         assert_eq!(mb_cell(7_759_462), "7.4");
         assert_eq!(per_request(443.0), "0.43 KB");

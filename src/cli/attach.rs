@@ -1,6 +1,7 @@
 //! Reaching a target leakcheck did not start, and the `sample` and
 //! `snapshot` commands that only attach.
 
+use crate::report::OutputTarget;
 use clap::Args;
 
 use super::run::parse_counters;
@@ -26,7 +27,7 @@ pub struct AttachChoice {
     #[arg(long, value_name = "PID")]
     pub pid: Option<u32>,
     /// Read memory through the app's own `/mem` and `/gc` endpoints under this
-    /// path (`/` for the seed's server) or URL.
+    /// path (`/` for a server like the method's demo) or URL.
     #[arg(long, value_name = "PATH|URL")]
     pub endpoints: Option<String>,
     /// Read rss from /proc/PID (any language; no forced collection).
@@ -72,8 +73,8 @@ pub struct SampleArgs {
     #[arg(long = "counter", value_name = "NAME=EXPR")]
     pub counters: Vec<String>,
     /// Write the reading as JSON to FILE (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub json: Option<OutputTarget>,
 }
 
 #[derive(Debug, Args)]
@@ -95,7 +96,7 @@ pub struct SampleProps {
     pub url: Option<String>,
     pub gc: bool,
     pub counters: Vec<crate::probe::Counter>,
-    pub json: Option<String>,
+    pub json: Option<OutputTarget>,
     pub allow_remote_inspector: bool,
 }
 

@@ -1,5 +1,6 @@
 //! `inspect` and `diff`: the heap snapshot commands.
 
+use crate::report::OutputTarget;
 use clap::Args;
 
 #[derive(Debug, Args)]
@@ -10,8 +11,8 @@ pub struct InspectArgs {
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Write the report as JSON to FILE (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub json: Option<OutputTarget>,
 }
 
 #[derive(Debug, Args)]
@@ -24,6 +25,6 @@ pub struct DiffArgs {
     #[arg(long, default_value_t = 20)]
     pub top: usize,
     /// Write the report as JSON to FILE (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub json: Option<OutputTarget>,
 }

@@ -1,5 +1,6 @@
 //! `leakcheck load`.
 
+use crate::report::OutputTarget;
 use std::time::Duration;
 
 use clap::Args;
@@ -31,8 +32,8 @@ pub struct LoadArgs {
     #[command(flatten)]
     pub request: RequestArgs,
     /// Write the JSON report to FILE (`-` for stdout; the summary then goes to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub json: Option<OutputTarget>,
     /// Allow a URL that is not on this machine.
     #[arg(long)]
     pub allow_remote: bool,
@@ -51,7 +52,7 @@ pub struct LoadProps {
     /// Extra routes with their weights.
     pub routes: Vec<(String, u32)>,
     pub request: RequestProps,
-    pub json: Option<String>,
+    pub json: Option<OutputTarget>,
     pub allow_remote: bool,
     pub quiet: bool,
 }

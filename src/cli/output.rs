@@ -2,15 +2,17 @@
 
 use clap::Args;
 
+use crate::report::OutputTarget;
+
 /// Where results go besides the terminal, and what they are compared with.
 #[derive(Debug, Args, Clone, Default)]
 pub struct OutputArgs {
-    /// Write a self-contained HTML report with charts to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<String>,
+    /// Write a self-contained HTML report with charts to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub html: Option<OutputTarget>,
     /// Write a Markdown summary to FILE (`-` for stdout), e.g. $GITHUB_STEP_SUMMARY.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub markdown: Option<OutputTarget>,
     /// Compare with a previous result (a `--json` file) and exit 1 when a route regresses.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<String>,
@@ -22,18 +24,28 @@ pub struct OutputArgs {
 /// Output choices as plain values.
 #[derive(Debug, Clone, Default)]
 pub struct OutputProps {
-    pub json: Option<String>,
-    pub html: Option<String>,
-    pub markdown: Option<String>,
+    pub json: Option<OutputTarget>,
+    pub html: Option<OutputTarget>,
+    pub markdown: Option<OutputTarget>,
     pub baseline: Option<String>,
     /// A fraction (0.2 for 20 %).
     pub tolerance: f64,
 }
 
 impl OutputArgs {
-    pub fn into_props(self, json: Option<String>) -> anyhow::Result<OutputProps> {
+    pub fn into_props(self, json: Option<OutputTarget>) -> anyhow::Result<OutputProps> {
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
             anyhow::bail!("--tolerance must be a percentage of zero or more");
+        }
+        let to_stdout = [&json, &self.html, &self.markdown]
+            .into_iter()
+            .filter(|t| t.as_ref().is_some_and(OutputTarget::is_stdout))
+            .count();
+        if to_stdout > 1 {
+            anyhow::bail!(
+                "only one of --json, --html and --markdown can write to stdout (`-`): give the \
+                 others a file"
+            );
         }
         Ok(OutputProps {
             json,
@@ -52,8 +64,8 @@ pub struct ReportArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Write the (compared) result as JSON to FILE (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub json: Option<OutputTarget>,
 }
 
 /// `leakcheck report`, free of clap.

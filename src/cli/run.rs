@@ -1,5 +1,6 @@
 //! `leakcheck run`, and the request options it shares with `load`.
 
+use crate::report::OutputTarget;
 use std::time::Duration;
 
 use clap::Args;
@@ -47,8 +48,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub request: RequestArgs,
     /// Write the JSON result to FILE (`-` for stdout; the table then goes to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub json: Option<OutputTarget>,
     /// How long the server may take to accept connections after launch.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub ready_timeout: Duration,

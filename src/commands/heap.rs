@@ -20,7 +20,7 @@ fn parse_file(path: &std::path::Path) -> anyhow::Result<HeapGraph> {
 
 /// One line on stderr with the engine's phase times, as BENCHMARKS.md quotes them.
 fn report_phases(path: &std::path::Path, graph: &HeapGraph, parsed: f64, total: f64, rest: &str) {
-    let megabytes = graph.file_bytes as f64 / 1e6;
+    let megabytes = graph.file_bytes as f64 / crate::units::MB;
     eprintln!(
         "{}: {} nodes, {} edges, {megabytes:.1} MB: parsed in {parsed:.2} s ({:.0} MB/s), {rest} in {:.2} s ({:.0} MB/s overall)",
         path.display(),
@@ -45,7 +45,7 @@ fn load(path: &std::path::Path) -> anyhow::Result<Analysis> {
 pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let analysis = load(&args.snapshot)?;
     let report = inspect_report(&analysis, args.top);
-    emit_summary(&inspect_text(&report), args.json.as_deref(), || {
+    emit_summary(&inspect_text(&report), args.json.as_ref(), || {
         pretty_json(&report)
     })
 }
@@ -63,7 +63,7 @@ fn summarise_file(path: &std::path::Path) -> anyhow::Result<BeforeSummary> {
         "{}: {} nodes, {:.1} MB read and summarised in {:.2} s",
         path.display(),
         graph.node_count(),
-        graph.file_bytes as f64 / 1e6,
+        graph.file_bytes as f64 / crate::units::MB,
         started.elapsed().as_secs_f64()
     );
     Ok(summary)
@@ -103,7 +103,7 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
         total,
         "dominators, paths and comparison",
     );
-    emit_summary(&diff_text(&report), args.json.as_deref(), || {
+    emit_summary(&diff_text(&report), args.json.as_ref(), || {
         pretty_json(&report)
     })
 }

@@ -62,7 +62,7 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
         rate: props.rate,
     };
     let summary = load_summary(&setting, &report);
-    emit_summary(&summary, props.json.as_deref(), || {
+    emit_summary(&summary, props.json.as_ref(), || {
         load_json(&setting, &report)
     })?;
     if interrupted {

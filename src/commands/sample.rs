@@ -2,8 +2,8 @@
 //! settled full collection.
 
 use crate::cli::SampleProps;
+use crate::model::Metric;
 use crate::net::resolve_http;
-use crate::probe::Metric;
 use crate::report::{emit_summary, pretty_json};
 use crate::units::mb_cell;
 
@@ -53,6 +53,6 @@ pub async fn run(props: SampleProps) -> anyhow::Result<()> {
         probe.kind(),
         if props.gc { ", after GC" } else { "" }
     );
-    emit_summary(&text, props.json.as_deref(), || pretty_json(&sample))?;
+    emit_summary(&text, props.json.as_ref(), || pretty_json(&sample))?;
     Ok(())
 }

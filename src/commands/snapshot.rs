@@ -28,11 +28,11 @@ pub async fn run(props: SnapshotProps) -> anyhow::Result<()> {
     let started = Instant::now();
     let bytes = stream_snapshot_chunks(&inspector, |chunk| file.write_all(chunk)).await?;
     file.flush()?;
-    println!(
-        "{}: {:.1} MB in {:.2} s",
+    crate::report::to_stdout(&format!(
+        "{}: {:.1} MB in {:.2} s\n",
         props.output.display(),
-        bytes as f64 / 1e6,
+        bytes as f64 / crate::units::MB,
         started.elapsed().as_secs_f64()
-    );
+    ))?;
     Ok(())
 }

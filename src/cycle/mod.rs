@@ -113,7 +113,7 @@ pub fn refresh_verdict(route: &mut RouteResult, options: crate::verdict::Options
 async fn drive_load(
     plan: LoadPlan,
     observer: &dyn CycleObserver,
-) -> Result<crate::load::LoadReport, LoadError> {
+) -> Result<crate::model::LoadReport, LoadError> {
     let run = LoadRun::start(plan);
     let progress = run.progress.clone();
     let _stop = StopOnDrop(progress.clone());

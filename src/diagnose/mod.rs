@@ -22,13 +22,13 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::inspector::snapshot::{
-    ChunkReader, SnapshotError, create_private_file, stream_snapshot_chunks,
+    ChunkReader, SnapshotTransferError, create_private_file, stream_snapshot_chunks,
 };
 use crate::inspector::{Inspector, InspectorError};
-use crate::load::{LoadPlan, LoadRun};
+use crate::load::{LoadError, LoadPlan, LoadRun};
 use crate::model::Diagnosis;
 use crate::probe::{Probe, ProbeError};
-use crate::snapshot::{HeapGraph, diff_graph, summarise_before};
+use crate::snapshot::{HeapGraph, SnapshotParseError, diff_graph, summarise_before};
 
 /// Bytes between two samples of the sampling heap profiler: small enough
 /// that a few thousand retained records are sampled, cheap for the target.
@@ -45,13 +45,19 @@ pub enum DiagnoseError {
     #[error("the inspector failed")]
     Inspector(#[from] InspectorError),
     #[error("taking a snapshot failed")]
-    Snapshot(#[from] SnapshotError),
-    #[error("a snapshot could not be parsed: {0}")]
-    Parse(String),
-    #[error("the extra load cycle failed: {0}")]
-    Load(String),
-    #[error("cannot write the snapshot file {0}: {1}")]
-    File(PathBuf, String),
+    Snapshot(#[from] SnapshotTransferError),
+    #[error("a snapshot could not be parsed")]
+    Parse(#[from] SnapshotParseError),
+    #[error("the snapshot parser stopped")]
+    Parser(#[from] tokio::task::JoinError),
+    #[error("the extra load cycle failed")]
+    Load(#[from] LoadError),
+    #[error("cannot write the snapshot file {}", path.display())]
+    File {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// What the diagnosis needs besides the probe.
@@ -94,10 +100,7 @@ pub async fn diagnose(
         )
         .await?;
     say("one more load cycle under the sampling heap profiler");
-    let report = LoadRun::start(plan.load)
-        .finish()
-        .await
-        .map_err(|e| DiagnoseError::Load(format!("{e:#}")))?;
+    let report = LoadRun::start(plan.load).finish().await?;
     probe.settled_sample().await?;
     let inspector = probe.inspector().ok_or(DiagnoseError::NoInspector)?;
     let profile = inspector
@@ -160,15 +163,16 @@ async fn snapshot_into<T: Send + 'static>(
 ) -> Result<(T, u64), DiagnoseError> {
     let (chunks, receiver) = std::sync::mpsc::channel::<Vec<u8>>();
     let parser = tokio::task::spawn_blocking(move || {
-        crate::snapshot::parse(ChunkReader::new(receiver))
-            .map(finish)
-            .map_err(|e| e.to_string())
+        crate::snapshot::parse(ChunkReader::new(receiver)).map(finish)
     });
     let mut disk = match file {
         Some(path) => Some(
             create_private_file(path)
                 .await
-                .map_err(|e| DiagnoseError::File(path.to_path_buf(), e.to_string()))?
+                .map_err(|source| DiagnoseError::File {
+                    path: path.to_path_buf(),
+                    source,
+                })?
                 .into_std()
                 .await,
         ),
@@ -184,11 +188,9 @@ async fn snapshot_into<T: Send + 'static>(
     })
     .await;
     drop(chunks);
-    let parsed = parser
-        .await
-        .map_err(|e| DiagnoseError::Parse(e.to_string()))?;
+    let parsed = parser.await?;
     let bytes = streamed?;
-    Ok((parsed.map_err(DiagnoseError::Parse)?, bytes))
+    Ok((parsed?, bytes))
 }
 
 /// `/leak?x=1` → `leak_x_1`, for snapshot file names.

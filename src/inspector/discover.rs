@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::net::http_get;
-use crate::target::port;
+use crate::procfs;
 
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a process may take to open its inspector after SIGUSR1.
@@ -86,14 +86,14 @@ async fn first_target(addr: SocketAddr) -> Result<String, DiscoverError> {
 /// WebSocket URL. The inspector's port is found among the ports the
 /// process listens on, so a non-default `--inspect-port` works too.
 pub async fn activate_by_pid(pid: u32) -> Result<String, DiscoverError> {
-    let before = port::listening_ports_of(pid);
+    let before = procfs::listening_ports_of(pid);
     // SAFETY: kill(2) on a PID the user named.
     if unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) } != 0 {
         return Err(DiscoverError::NoProcess(pid));
     }
     let started = Instant::now();
     while started.elapsed() < ACTIVATION_WAIT {
-        let mut ports = port::listening_ports_of(pid);
+        let mut ports = procfs::listening_ports_of(pid);
         // Ports that appeared after the signal first, then the usual 9229.
         ports.sort_by_key(|p| (before.contains(p), *p != 9229));
         for candidate in ports {

@@ -15,7 +15,7 @@ use super::{Inspector, InspectorError};
 pub const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
+pub enum SnapshotTransferError {
     #[error(transparent)]
     Inspector(#[from] InspectorError),
     #[error("cannot write the snapshot")]
@@ -39,7 +39,7 @@ pub async fn create_private_file(path: &Path) -> std::io::Result<tokio::fs::File
 pub async fn stream_snapshot_chunks(
     inspector: &Inspector,
     mut on_chunk: impl FnMut(&[u8]) -> std::io::Result<()>,
-) -> Result<u64, SnapshotError> {
+) -> Result<u64, SnapshotTransferError> {
     let mut events = inspector.subscribe();
     let params = json!({ "reportProgress": false, "captureNumericValue": false });
     let call = inspector.call_within("HeapProfiler.takeHeapSnapshot", params, SNAPSHOT_TIMEOUT);

@@ -14,16 +14,25 @@ use tokio::sync::oneshot;
 
 use super::connection::{Connection, ExchangeError};
 use super::plan::{LoadPlan, PreparedRequest, Stop};
-use super::stats::{ErrorKind, LoadReport, LoadStats};
+use super::stats::{ErrorKind, LoadStats};
+use crate::model::LoadReport;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("nothing accepts connections on {0}: start the server first, or check the URL's port")]
     Refused(SocketAddr),
-    #[error("cannot connect to {0}: {1}")]
-    Connect(SocketAddr, String),
-    #[error("the load generator thread failed: {0}")]
-    Thread(String),
+    #[error("cannot connect to {addr}")]
+    Connect {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the load generator thread failed")]
+    Thread(#[source] std::io::Error),
+    #[error("the load generator stopped unexpectedly")]
+    Stopped(#[from] tokio::task::JoinError),
+    #[error("the load generator thread panicked")]
+    Panicked,
 }
 
 /// Live view of a run, shared with whoever shows progress or handles Ctrl-C.
@@ -69,7 +78,7 @@ impl LoadRun {
             });
         if let Err(e) = spawned {
             let (send, failed) = oneshot::channel();
-            let _ = send.send(Err(LoadError::Thread(e.to_string())));
+            let _ = send.send(Err(LoadError::Thread(e)));
             return LoadRun {
                 progress,
                 done: failed,
@@ -79,9 +88,7 @@ impl LoadRun {
     }
 
     pub async fn finish(self) -> Result<LoadReport, LoadError> {
-        self.done
-            .await
-            .unwrap_or_else(|_| Err(LoadError::Thread("it panicked".into())))
+        self.done.await.unwrap_or(Err(LoadError::Panicked))
     }
 }
 
@@ -92,7 +99,7 @@ fn run_on_this_thread(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| LoadError::Thread(e.to_string()))?;
+        .map_err(LoadError::Thread)?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         preflight(plan.addr).await?;
@@ -101,7 +108,7 @@ fn run_on_this_thread(
             .map(|_| tokio::task::spawn_local(drive_connection(shared.clone())))
             .collect();
         for worker in workers {
-            worker.await.map_err(|e| LoadError::Thread(e.to_string()))?;
+            worker.await?;
         }
         let interrupted = shared.progress.stopped();
         let elapsed = shared.started.elapsed();
@@ -118,7 +125,7 @@ async fn preflight(addr: SocketAddr) -> Result<(), LoadError> {
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
             Err(LoadError::Refused(addr))
         }
-        Err(e) => Err(LoadError::Connect(addr, e.to_string())),
+        Err(source) => Err(LoadError::Connect { addr, source }),
     }
 }
 

@@ -13,9 +13,4 @@ mod stats;
 
 pub use engine::{LoadError, LoadProgress, LoadRun};
 pub use plan::{LoadPlan, RequestSpec, Stop};
-pub use stats::{ErrorKind, LatencySummary, LoadReport, StatusCounts};
-
-/// Runs a plan to the end without progress reporting.
-pub async fn run(plan: LoadPlan) -> Result<LoadReport, LoadError> {
-    LoadRun::start(plan).finish().await
-}
+pub use stats::ErrorKind;

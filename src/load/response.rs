@@ -129,6 +129,17 @@ impl ChunkedDecoder {
     /// Consumes bytes from `input`; returns how many were part of the body and
     /// whether the body is complete. Bytes after the end are left untouched.
     pub fn feed(&mut self, input: &[u8]) -> Result<(usize, bool), FramingError> {
+        self.feed_with(input, |_| {})
+    }
+
+    /// `feed`, handing each run of chunk data to `on_data` (for a caller
+    /// that wants the body, not just its end; the hot loop passes a no-op
+    /// that the compiler removes).
+    pub fn feed_with(
+        &mut self,
+        input: &[u8],
+        mut on_data: impl FnMut(&[u8]),
+    ) -> Result<(usize, bool), FramingError> {
         if self.state == ChunkState::Done {
             return Ok((0, true));
         }
@@ -136,6 +147,7 @@ impl ChunkedDecoder {
         while at < input.len() {
             if let ChunkState::Data(remaining) = self.state {
                 let take = remaining.min((input.len() - at) as u64);
+                on_data(&input[at..at + take as usize]);
                 at += take as usize;
                 let left = remaining - take;
                 self.state = if left == 0 {

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::model::{LatencySummary, LoadReport, StatusCounts};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 /// Latencies are recorded in microseconds, from 1 µs up to this bound; a
 /// longer one is clamped (it is a timeout for any sensible `--timeout`).
@@ -146,66 +146,6 @@ impl LoadStats {
             throughput_bytes_per_second: per_second(self.bytes_read),
             latency_ms: latency,
         }
-    }
-}
-
-/// Responses by status class. Field names follow autocannon's JSON.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StatusCounts {
-    #[serde(rename = "1xx")]
-    pub s1xx: u64,
-    #[serde(rename = "2xx")]
-    pub s2xx: u64,
-    #[serde(rename = "3xx")]
-    pub s3xx: u64,
-    #[serde(rename = "4xx")]
-    pub s4xx: u64,
-    #[serde(rename = "5xx")]
-    pub s5xx: u64,
-    pub other: u64,
-}
-
-/// Latency percentiles in milliseconds (autocannon's unit and names).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    pub mean: f64,
-    pub stddev: f64,
-    pub min: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p99_9: f64,
-    pub max: f64,
-}
-
-/// The result of one load run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LoadReport {
-    pub duration_s: f64,
-    /// Stopped early (Ctrl-C): the figures cover what was sent until then.
-    pub interrupted: bool,
-    /// Requests that ended, as a response or an error.
-    pub requests: u64,
-    pub responses: u64,
-    pub requests_per_second: f64,
-    pub status: StatusCounts,
-    pub non_2xx: u64,
-    pub errors: u64,
-    pub errors_by_kind: std::collections::BTreeMap<String, u64>,
-    pub timeouts: u64,
-    /// Connections opened again after the server closed one.
-    pub reconnects: u64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-    pub throughput_bytes_per_second: f64,
-    /// Absent when no response arrived.
-    pub latency_ms: Option<LatencySummary>,
-}
-
-impl LoadReport {
-    /// Responses with a 2xx status: the requests that did the route's work.
-    pub fn successes(&self) -> u64 {
-        self.status.s2xx
     }
 }
 

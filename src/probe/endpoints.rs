@@ -1,12 +1,12 @@
 //! The probe for apps that expose their own `/mem` and `/gc` endpoints, as
-//! the seed's server does: `GET /gc` forces a collection (the app runs
+//! the method's demo server does: `GET /gc` forces a collection (the app runs
 //! `global.gc()`, so it needs `--expose-gc`), `GET /mem` returns
 //! `process.memoryUsage()` as JSON.
 //!
-//! Units: the seed's server reports MB with one decimal, others report
+//! Units: the method's demo server reports MB with one decimal, others report
 //! bytes. A Node heap is never below 1 MB, so a `heapUsed` under 100 000 is
 //! read as MB and converted (losing the precision the app dropped). Every
-//! other numeric field of `/mem` (the seed's `kept`) becomes a counter.
+//! other numeric field of `/mem` (the demo's `kept`) becomes a counter.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -15,7 +15,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{Probe, ProbeError, Sample};
+use super::{Probe, ProbeError};
+use crate::model::{ProbeKind, Sample};
 use crate::net::http_get;
 use crate::units::MB;
 
@@ -54,9 +55,7 @@ impl EndpointsProbe {
     }
 
     async fn get_json(&self, path: &str) -> Result<Value, ProbeError> {
-        let (status, body) = http_get(self.addr, path, ENDPOINT_TIMEOUT)
-            .await
-            .map_err(|e| ProbeError::Endpoint(e.to_string()))?;
+        let (status, body) = http_get(self.addr, path, ENDPOINT_TIMEOUT).await?;
         if !(200..300).contains(&status) {
             let hint = if path == self.gc_path {
                 " (does the app run global.gc()? start it with --expose-gc)"
@@ -110,8 +109,8 @@ pub fn parse_mem(value: &Value) -> Result<Sample, ProbeError> {
 
 #[async_trait]
 impl Probe for EndpointsProbe {
-    fn kind(&self) -> &'static str {
-        "endpoints"
+    fn kind(&self) -> ProbeKind {
+        ProbeKind::Endpoints
     }
 
     async fn collect_garbage(&mut self) -> Result<(), ProbeError> {
@@ -129,7 +128,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn seed_mb_figures_become_bytes_and_kept_a_counter() {
+    fn method_mb_figures_become_bytes_and_kept_a_counter() {
         let value = json!({"rss":53.6,"heapTotal":8.3,"heapUsed":6.6,"external":3.6,"arrayBuffers":0.1,"kept":20000});
         let sample = parse_mem(&value).unwrap();
         assert_eq!(sample.heap_used, (6.6 * MB).round() as u64);

@@ -5,8 +5,9 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{Probe, ProbeError, Sample};
+use super::{Probe, ProbeError};
 use crate::inspector::Inspector;
+use crate::model::{ProbeKind, Sample};
 
 /// A counter: a JavaScript expression read at every sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,8 +56,8 @@ fn build_expression(counters: &[Counter]) -> String {
 
 #[async_trait]
 impl Probe for InspectorProbe {
-    fn kind(&self) -> &'static str {
-        "inspector"
+    fn kind(&self) -> ProbeKind {
+        ProbeKind::Inspector
     }
 
     fn inspector(&self) -> Option<&Inspector> {

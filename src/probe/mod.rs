@@ -6,72 +6,13 @@ mod endpoints;
 mod inspector;
 mod proc;
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 
 pub use endpoints::{EndpointsProbe, parse_mem};
 pub use inspector::{Counter, InspectorProbe};
 pub use proc::{ProcProbe, parse_status};
 
-/// One reading of `process.memoryUsage()`, in bytes, plus any counters.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    pub rss: u64,
-    pub heap_total: u64,
-    pub heap_used: u64,
-    pub external: u64,
-    pub array_buffers: u64,
-    /// User counters (`--counter NAME=EXPR`), by name; `null` when the
-    /// expression failed at that reading.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub counters: BTreeMap<String, Option<f64>>,
-}
-
-/// The five memory figures, for code that walks them all in one order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    Rss,
-    HeapTotal,
-    HeapUsed,
-    External,
-    ArrayBuffers,
-}
-
-impl Metric {
-    pub const ALL: [Metric; 5] = [
-        Metric::Rss,
-        Metric::HeapTotal,
-        Metric::HeapUsed,
-        Metric::External,
-        Metric::ArrayBuffers,
-    ];
-
-    /// The name `process.memoryUsage()` gives it.
-    pub fn label(self) -> &'static str {
-        match self {
-            Metric::Rss => "rss",
-            Metric::HeapTotal => "heapTotal",
-            Metric::HeapUsed => "heapUsed",
-            Metric::External => "external",
-            Metric::ArrayBuffers => "arrayBuffers",
-        }
-    }
-}
-
-impl Sample {
-    pub fn get(&self, metric: Metric) -> u64 {
-        match metric {
-            Metric::Rss => self.rss,
-            Metric::HeapTotal => self.heap_total,
-            Metric::HeapUsed => self.heap_used,
-            Metric::External => self.external,
-            Metric::ArrayBuffers => self.array_buffers,
-        }
-    }
-}
+use crate::model::{ProbeKind, Sample};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
@@ -81,11 +22,24 @@ pub enum ProbeError {
     Malformed(String),
     #[error("the app's memory endpoint failed: {0}")]
     Endpoint(String),
+    #[error("the app's memory endpoint did not answer")]
+    EndpointGet(#[from] crate::net::NetError),
+    /// The process has exited: its /proc entry is gone.
+    #[error("process {pid} is gone ({path} no longer exists)")]
+    ProcessGone { pid: u32, path: String },
+    /// /proc could not be read for another reason (EMFILE, EACCES): the
+    /// process may well be alive, so this is never taken as an exit.
+    #[error("cannot read {path}")]
+    ProcUnreadable {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Collections before a settled reading gives up waiting for the heap to
 /// stop shrinking. Two are usually enough: the second returns the backing
-/// stores of ArrayBuffers the first found dead (the seed's double /reset).
+/// stores of ArrayBuffers the first found dead (METHOD.md, step 4: a second collection returns them).
 const MAX_SETTLE_COLLECTIONS: usize = 4;
 /// A collection that frees less than this is taken as "stopped shrinking":
 /// below the ~0.1 MB repeatability of after-GC readings.
@@ -93,8 +47,7 @@ const SETTLED_BYTES: u64 = 32 * 1024;
 
 #[async_trait]
 pub trait Probe: Send {
-    /// `inspector`, `endpoints` or `proc`.
-    fn kind(&self) -> &'static str;
+    fn kind(&self) -> ProbeKind;
 
     /// The inspector behind this probe, for snapshots and the sampling
     /// heap profiler (only the inspector probe has one).

@@ -6,7 +6,8 @@
 
 use async_trait::async_trait;
 
-use super::{Probe, ProbeError, Sample};
+use super::{Probe, ProbeError};
+use crate::model::{ProbeKind, Sample};
 
 pub struct ProcProbe {
     pub pid: u32,
@@ -44,8 +45,8 @@ pub fn parse_status(text: &str) -> Option<Sample> {
 
 #[async_trait]
 impl Probe for ProcProbe {
-    fn kind(&self) -> &'static str {
-        "proc"
+    fn kind(&self) -> ProbeKind {
+        ProbeKind::Proc
     }
 
     fn can_collect(&self) -> bool {
@@ -58,12 +59,21 @@ impl Probe for ProcProbe {
 
     async fn sample(&mut self) -> Result<Sample, ProbeError> {
         let path = format!("/proc/{}/status", self.pid);
-        let text = tokio::fs::read_to_string(&path).await.map_err(|_| {
-            ProbeError::Endpoint(format!(
-                "process {} is gone ({path} is unreadable)",
-                self.pid
-            ))
-        })?;
+        let text = match tokio::fs::read_to_string(&path).await {
+            Ok(text) => text,
+            // ENOENT (and ESRCH while the entry is torn down) is an exit;
+            // anything else (EMFILE, EACCES) says nothing about the process.
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    || e.raw_os_error() == Some(libc::ESRCH) =>
+            {
+                return Err(ProbeError::ProcessGone {
+                    pid: self.pid,
+                    path,
+                });
+            }
+            Err(source) => return Err(ProbeError::ProcUnreadable { path, source }),
+        };
         parse_status(&text)
             .ok_or_else(|| ProbeError::Malformed(format!("{path} has no VmRSS line")))
     }

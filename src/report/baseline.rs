@@ -1,6 +1,8 @@
 //! Comparing a run with the previous release's result (`--baseline`): per
 //! route, the after-GC heapUsed at the end of the series and the retained
-//! bytes per request, old and new, and whether the route regressed.
+//! bytes per request of the figure that made the new verdict (heapUsed for
+//! most rows, the growing off-heap series for `off-heap-retention`), old
+//! and new, and whether the route regressed.
 //!
 //! Tolerance: a figure regresses when it grows by more than `tolerance`
 //! (a fraction, default 20 %) *and* by more than an absolute floor below
@@ -9,16 +11,27 @@
 //! after-GC heap (ten times the repeatability of one reading). A route
 //! whose verdict turns into a leak regresses whatever the figures.
 
-pub use crate::model::{Comparison, RouteComparison};
-use crate::model::{RouteResult, RunResult};
+use anyhow::Context;
+
+use crate::model::{
+    Comparison, READABLE_SCHEMA_VERSIONS, RouteComparison, RouteResult, RunResult, Series,
+};
 use crate::units::{mb, per_request};
 
-pub const DEFAULT_TOLERANCE: f64 = 0.20;
 const RETAINED_FLOOR_BYTES: f64 = 16.0;
 const HEAP_FLOOR_BYTES: f64 = 1024.0 * 1024.0;
 
 fn last_heap(route: &RouteResult) -> Option<u64> {
     route.cycles.last().map(|c| c.after_gc.heap_used)
+}
+
+/// A route's retained bytes per request of `metric`, from its fits.
+fn retained(route: &RouteResult, metric: &Series) -> Option<f64> {
+    let verdict = route.verdict.as_ref()?;
+    verdict
+        .fit(metric)
+        .map(|f| f.slope_bytes_per_request)
+        .or_else(|| (verdict.figure.metric == *metric).then_some(verdict.figure.bytes_per_request))
 }
 
 /// Compares every route of `new` with the route of the same path in `old`.
@@ -31,22 +44,10 @@ pub fn compare(
     let routes = new
         .routes
         .iter()
-        .map(
-            |now| match old.routes.iter().find(|r| r.route == now.route) {
-                Some(before) => compare_route(before, now, tolerance),
-                None => RouteComparison {
-                    route: now.route.clone(),
-                    old_retained_per_request: None,
-                    new_retained_per_request: now.retained_bytes_per_request.map(|r| r.heap_used),
-                    old_after_gc_heap_used: None,
-                    new_after_gc_heap_used: last_heap(now),
-                    old_verdict: None,
-                    new_verdict: now.verdict.as_ref().map(|v| v.kind.name().to_string()),
-                    regressed: false,
-                    message: format!("{}: not in the baseline, nothing to compare", now.route),
-                },
-            },
-        )
+        .map(|now| {
+            let before = old.routes.iter().find(|r| r.route == now.route);
+            compare_route(before, now, tolerance)
+        })
         .collect();
     Comparison {
         baseline: baseline_path.to_string(),
@@ -59,19 +60,22 @@ fn grew(old: f64, new: f64, tolerance: f64, floor: f64) -> bool {
     new - old > floor && new > old * (1.0 + tolerance)
 }
 
-fn compare_route(before: &RouteResult, now: &RouteResult, tolerance: f64) -> RouteComparison {
-    let old_retained = before.retained_bytes_per_request.map(|r| r.heap_used);
-    let new_retained = now.retained_bytes_per_request.map(|r| r.heap_used);
-    let old_heap = last_heap(before);
+fn compare_route(
+    before: Option<&RouteResult>,
+    now: &RouteResult,
+    tolerance: f64,
+) -> RouteComparison {
+    let metric = now.figure().map_or(Series::HEAP_USED, |f| f.metric.clone());
+    let old_retained = before.and_then(|b| retained(b, &metric));
+    let new_retained = retained(now, &metric);
+    let old_heap = before.and_then(last_heap);
     let new_heap = last_heap(now);
-    let was_leak = before.verdict.as_ref().is_some_and(|v| v.leak);
-    let is_leak = now.verdict.as_ref().is_some_and(|v| v.leak);
     let mut reasons = Vec::new();
     if let (Some(o), Some(n)) = (old_retained, new_retained)
         && grew(o.max(0.0), n, tolerance, RETAINED_FLOOR_BYTES)
     {
         reasons.push(format!(
-            "retained {} → {} per request",
+            "retained {} → {} per request ({metric})",
             per_request(o),
             per_request(n)
         ));
@@ -85,15 +89,20 @@ fn compare_route(before: &RouteResult, now: &RouteResult, tolerance: f64) -> Rou
             mb(n as f64)
         ));
     }
-    if is_leak && !was_leak {
+    if let Some(before) = before
+        && now.is_leak()
+        && !before.is_leak()
+    {
         reasons.push("the verdict turned into a leak".to_string());
     }
     let regressed = !reasons.is_empty();
-    let message = if regressed {
+    let message = if before.is_none() {
+        format!("{}: not in the baseline, nothing to compare", now.route)
+    } else if regressed {
         format!("{} regressed: {}", now.route, reasons.join("; "))
     } else {
         format!(
-            "{}: retained {} → {} per request, after-GC heapUsed {} → {}: within tolerance",
+            "{}: retained {} → {} per request ({metric}), after-GC heapUsed {} → {}: within tolerance",
             now.route,
             old_retained.map_or("?".into(), per_request),
             new_retained.map_or("?".into(), per_request),
@@ -103,34 +112,71 @@ fn compare_route(before: &RouteResult, now: &RouteResult, tolerance: f64) -> Rou
     };
     RouteComparison {
         route: now.route.clone(),
+        metric,
         old_retained_per_request: old_retained,
         new_retained_per_request: new_retained,
         old_after_gc_heap_used: old_heap,
         new_after_gc_heap_used: new_heap,
-        old_verdict: before.verdict.as_ref().map(|v| v.kind.name().to_string()),
-        new_verdict: now.verdict.as_ref().map(|v| v.kind.name().to_string()),
+        old_verdict: before.and_then(|b| b.verdict.as_ref().map(|v| v.kind)),
+        new_verdict: now.verdict.as_ref().map(|v| v.kind),
         regressed,
         message,
     }
 }
 
 /// Reads a saved result, checking it is one this version understands.
+/// A version-1 file's `target_stopped` (free text then) is dropped: a
+/// baseline is compared by its readings, not by how its target stopped.
+/// Each verdict's `figure` (new in version 2) is rebuilt from its fits.
 pub fn load_result(path: &str) -> anyhow::Result<RunResult> {
-    use anyhow::Context;
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{path} is not JSON; give a file written by --json"))?;
+    parse_result(&text).with_context(|| format!("{path} is not a leakcheck result"))
+}
+
+/// Parses a result's JSON text (see `load_result`).
+pub fn parse_result(text: &str) -> anyhow::Result<RunResult> {
+    let mut value: serde_json::Value = serde_json::from_str(text)
+        .context("not JSON; give a file written by `leakcheck run --json FILE`")?;
     let version = value
         .get("schema_version")
         .and_then(serde_json::Value::as_u64);
-    if version != Some(u64::from(crate::model::SCHEMA_VERSION)) {
+    if !version.is_some_and(|v| READABLE_SCHEMA_VERSIONS.iter().any(|r| u64::from(*r) == v)) {
         anyhow::bail!(
-            "{path} has schema_version {version:?}; this leakcheck reads version {}",
-            crate::model::SCHEMA_VERSION
+            "it has schema_version {version:?}; this leakcheck reads versions {READABLE_SCHEMA_VERSIONS:?}"
         );
     }
-    serde_json::from_value(value)
-        .with_context(|| format!("{path} does not match the leakcheck result schema"))
+    if version == Some(1) {
+        upgrade_from_version_1(&mut value);
+    }
+    serde_json::from_value(value).context("it does not match the leakcheck result schema")
+}
+
+fn upgrade_from_version_1(value: &mut serde_json::Value) {
+    use serde_json::{Value, json};
+    value["schema_version"] = json!(crate::model::SCHEMA_VERSION);
+    if let Some(outcome) = value.get_mut("outcome").and_then(Value::as_object_mut) {
+        outcome.insert("target_stopped".into(), Value::Null);
+    }
+    if value.pointer("/target/probe") == Some(&json!("")) {
+        value["target"]["probe"] = Value::Null;
+    }
+    let Some(routes) = value.get_mut("routes").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for route in routes {
+        let heap = route
+            .pointer("/retained_bytes_per_request/heap_used")
+            .cloned()
+            .unwrap_or(json!(0.0));
+        if let Some(verdict) = route.get_mut("verdict").and_then(Value::as_object_mut)
+            && !verdict.contains_key("figure")
+        {
+            verdict.insert(
+                "figure".into(),
+                json!({ "metric": "heapUsed", "bytes_per_request": heap }),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

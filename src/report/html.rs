@@ -5,9 +5,10 @@
 use std::fmt::Write;
 
 use super::Exporter;
+use super::diagnosis_view::DiagnosisView;
 use super::svg::{FitLine, Series, Style, legend, line_chart};
-use crate::model::{RouteResult, RunResult};
-use crate::units::{MB, mb_cell, per_request};
+use crate::model::{self, Metric, RouteResult, RunResult, VerdictKind};
+use crate::units::{MB, kb, mb_cell, per_request};
 
 pub struct HtmlExporter;
 
@@ -58,17 +59,17 @@ impl Exporter for HtmlExporter {
             "<p class=\"meta\">Target <code>{}</code>, Node {}, memory read through the {} probe. Load: {} cycles × {} requests on {} connections. Run {}.</p>",
             esc(&target),
             esc(result.target.node_version.as_deref().unwrap_or("?")),
-            esc(&result.target.probe),
+            esc(result.target.probe.map_or("no", |p| p.name())),
             result.settings.cycles,
             result.settings.requests_per_cycle,
             result.settings.connections,
-            esc(&result.outcome.status)
+            esc(result.outcome.status.name())
         );
         if let Some(error) = &result.outcome.error {
             let _ = writeln!(
                 out,
                 "<p class=\"verdict leak\"><span class=\"kind\">Run {}</span>: {}</p>",
-                esc(&result.outcome.status),
+                esc(result.outcome.status.name()),
                 esc(error)
             );
         }
@@ -91,11 +92,9 @@ fn render_overview(out: &mut String, result: &RunResult) {
         let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
             format!("{}{}", v.kind.name(), if v.leak { " (leak)" } else { "" })
         });
-        let retained = route
-            .headline_retained()
-            .map_or("–".to_string(), |(bytes, metric)| {
-                format!("{} ({metric})", per_request(bytes))
-            });
+        let retained = route.figure().map_or("–".to_string(), |f| {
+            format!("{} ({})", per_request(f.bytes_per_request), f.metric)
+        });
         let first = route.baseline.as_ref().map(|s| s.heap_used);
         let last = route.cycles.last().map(|c| c.after_gc.heap_used);
         let series = match (first, last) {
@@ -146,7 +145,7 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize) {
         Some(v) => {
             let class = if v.leak {
                 "leak"
-            } else if v.kind.name() == "no-retention" {
+            } else if v.kind == VerdictKind::NoRetention {
                 "clean"
             } else {
                 ""
@@ -162,7 +161,12 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize) {
             if !v.findings.is_empty() {
                 out.push_str("<ul class=\"findings\">");
                 for f in &v.findings {
-                    let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&f.kind), esc(&f.message));
+                    let _ = write!(
+                        out,
+                        "<li><b>{}</b>: {}</li>",
+                        esc(f.kind.name()),
+                        esc(&f.message)
+                    );
                 }
                 out.push_str("</ul>");
             }
@@ -179,34 +183,32 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize) {
 
 /// The holder first: what a reader came for when the verdict says retention.
 fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
+    let view = DiagnosisView::new(d);
     out.push_str("<div class=\"diagnosis\"><b>What holds it</b> (two heap snapshots around one more cycle):<ul>");
-    for group in d.holders_by_object().into_iter().take(3) {
-        let h = group[0];
-        let new_bytes: u64 = group.iter().map(|h| h.new_bytes).sum();
+    for h in &view.holders {
         let _ = write!(
             out,
             "<li><code>{}</code> — {}{}: {}; {} KB new, {} KB retained by the {}<br><small><code>{}</code></small></li>",
-            esc(&h.name),
-            esc(&h.kind),
+            esc(h.name),
+            esc(h.kind.name()),
             h.script
-                .as_deref()
                 .map_or(String::new(), |s| format!(" in <code>{}</code>", esc(s))),
-            esc(&crate::model::new_objects_text(&group)),
-            new_bytes / 1024,
-            h.retained_bytes / 1024,
-            esc(&h.holder_class),
-            esc(&h.path_text)
+            esc(&h.new_objects),
+            h.new_kb,
+            h.retained_kb,
+            esc(h.holder_class),
+            esc(h.path)
         );
     }
     out.push_str("</ul>");
-    if !d.allocation_sites.is_empty() {
+    if !view.sites.is_empty() {
         out.push_str("<b>Allocated by</b> (sampled, still alive after the cycle)");
-        if !d.sites_without_inlining {
+        if let Some(caveat) = view.caveat {
             out.push_str(" — ");
-            out.push_str(crate::model::Diagnosis::INLINING_CAVEAT);
+            out.push_str(caveat);
         }
         out.push_str(":<ul>");
-        for site in d.allocation_sites.iter().take(5) {
+        for site in view.sites {
             let _ = write!(
                 out,
                 "<li><code>{}</code> {}:{}:{} — {} KB",
@@ -214,7 +216,7 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
                 esc(&site.url),
                 site.line,
                 site.column,
-                site.bytes / 1024
+                kb(site.bytes)
             );
             if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
                 let _ = write!(out, "<br>line {line}: <code>{}</code>", esc(text));
@@ -225,11 +227,8 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     }
     let _ = writeln!(
         out,
-        "<small>Snapshots {:.1} + {:.1} MB; the target's rss went from {} to {} MB while they were written.</small></div>",
-        d.snapshot_bytes[0] as f64 / 1e6,
-        d.snapshot_bytes[1] as f64 / 1e6,
-        mb_cell(d.target_rss_before),
-        mb_cell(d.target_rss_after)
+        "<small>Snapshots {:.1} + {:.1} MB; the target's rss went from {:.1} to {:.1} MB while they were written.</small></div>",
+        view.snapshot_mb[0], view.snapshot_mb[1], view.rss_before_mb, view.rss_after_mb
     );
 }
 
@@ -239,26 +238,20 @@ fn render_charts(out: &mut String, route: &RouteResult) {
     };
     let labels: Vec<String> = (0..=route.cycles.len()).map(|i| i.to_string()).collect();
     out.push_str("<div class=\"charts\">");
-    for (title, metric) in [
-        ("heapUsed", "heapUsed"),
-        ("rss", "rss"),
-        ("external", "external"),
-        ("arrayBuffers", "arrayBuffers"),
+    for metric in [
+        Metric::HeapUsed,
+        Metric::Rss,
+        Metric::External,
+        Metric::ArrayBuffers,
     ] {
-        let read = |s: &crate::probe::Sample| match metric {
-            "heapUsed" => s.heap_used,
-            "rss" => s.rss,
-            "external" => s.external,
-            _ => s.array_buffers,
-        } as f64
-            / MB;
+        let read = |s: &crate::model::Sample| s.get(metric) as f64 / MB;
         let after_gc: Vec<Option<f64>> = std::iter::once(Some(read(baseline)))
             .chain(route.cycles.iter().map(|c| Some(read(&c.after_gc))))
             .collect();
         let after_load: Vec<Option<f64>> = std::iter::once(None)
             .chain(route.cycles.iter().map(|c| Some(read(&c.after_load))))
             .collect();
-        let fit = fitted_line(route, metric, &after_gc);
+        let fit = fitted_line(route, &model::Series::Memory(metric), &after_gc);
         let series = [
             Series {
                 label: "after GC",
@@ -272,7 +265,13 @@ fn render_charts(out: &mut String, route: &RouteResult) {
             },
         ];
         out.push_str("<figure>");
-        out.push_str(&line_chart(title, "MB", &labels, &series, fit.as_ref()));
+        out.push_str(&line_chart(
+            metric.label(),
+            "MB",
+            &labels,
+            &series,
+            fit.as_ref(),
+        ));
         out.push_str("</figure>");
     }
     out.push_str("</div>");
@@ -282,13 +281,12 @@ fn render_charts(out: &mut String, route: &RouteResult) {
 
 /// The verdict's fit, drawn from its first fitted cycle to the last, through
 /// the after-GC mean (the least-squares line passes through the means).
-fn fitted_line(route: &RouteResult, metric: &str, after_gc: &[Option<f64>]) -> Option<FitLine> {
-    let fit = route
-        .verdict
-        .as_ref()?
-        .fits
-        .iter()
-        .find(|f| f.metric == metric)?;
+fn fitted_line(
+    route: &RouteResult,
+    metric: &model::Series,
+    after_gc: &[Option<f64>],
+) -> Option<FitLine> {
+    let fit = route.verdict.as_ref()?.fit(metric)?;
     let first = fit.fitted_from_cycle as usize;
     let last = route.cycles.len();
     if last <= first {
@@ -315,7 +313,7 @@ fn fitted_line(route: &RouteResult, metric: &str, after_gc: &[Option<f64>]) -> O
 
 fn render_table(out: &mut String, route: &RouteResult) {
     out.push_str("<table><tr><th>cycle</th><th class=\"l\">reading</th><th>rss</th><th>heapTotal</th><th>heapUsed</th><th>external</th><th>arrayBuffers</th><th>requests</th><th>errors</th><th>non-2xx</th><th>req/s</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>\n");
-    let cells = |s: &crate::probe::Sample| {
+    let cells = |s: &crate::model::Sample| {
         format!(
             "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             mb_cell(s.rss),
@@ -334,7 +332,7 @@ fn render_table(out: &mut String, route: &RouteResult) {
     }
     for c in &route.cycles {
         let latency = c.load.latency_ms.as_ref();
-        let ms = |f: fn(&crate::load::LatencySummary) -> f64| {
+        let ms = |f: fn(&crate::model::LatencySummary) -> f64| {
             latency.map_or("–".into(), |l| format!("{:.2}", f(l)))
         };
         let _ = writeln!(

@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use crate::load::{LoadReport, Stop};
+use crate::load::Stop;
+use crate::model::LoadReport;
 
 /// What was asked, to print beside what happened.
 pub struct LoadSetting<'a> {
@@ -42,7 +43,7 @@ struct LoadJson<'a> {
     duration: f64,
     interrupted: bool,
     requests: Requests,
-    latency: Option<&'a crate::load::LatencySummary>,
+    latency: Option<&'a crate::model::LatencySummary>,
     throughput: Throughput,
     errors: u64,
     errors_by_kind: &'a std::collections::BTreeMap<String, u64>,
@@ -168,9 +169,9 @@ pub fn load_summary(setting: &LoadSetting, report: &LoadReport) -> String {
     let _ = writeln!(
         out,
         "  transfer   read {:.1} MB ({:.1} MB/s) · written {:.1} MB",
-        report.bytes_read as f64 / 1e6,
-        report.throughput_bytes_per_second / 1e6,
-        report.bytes_written as f64 / 1e6
+        report.bytes_read as f64 / crate::units::MB,
+        report.throughput_bytes_per_second / crate::units::MB,
+        report.bytes_written as f64 / crate::units::MB
     );
     out
 }

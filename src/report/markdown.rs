@@ -6,8 +6,9 @@
 use std::fmt::Write;
 
 use super::Exporter;
+use super::diagnosis_view::DiagnosisView;
 use crate::model::RunResult;
-use crate::units::{MB, per_request};
+use crate::units::{MB, kb, per_request};
 
 pub struct MarkdownExporter;
 
@@ -26,7 +27,7 @@ impl Exporter for MarkdownExporter {
             result.settings.cycles,
             result.settings.requests_per_cycle,
             result.settings.connections,
-            result.target.probe,
+            result.target.probe.map_or("no", |p| p.name()),
             result.target.node_version.as_deref().unwrap_or("?"),
             result.outcome.status
         );
@@ -39,11 +40,9 @@ impl Exporter for MarkdownExporter {
             let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
                 format!("{}{}", v.kind.name(), if v.leak { " ⚠" } else { "" })
             });
-            let retained = route
-                .headline_retained()
-                .map_or("–".to_string(), |(bytes, metric)| {
-                    format!("{} ({metric})", per_request(bytes))
-                });
+            let retained = route.figure().map_or("–".to_string(), |f| {
+                format!("{} ({})", per_request(f.bytes_per_request), f.metric)
+            });
             let series: Vec<String> = route
                 .baseline
                 .iter()
@@ -77,37 +76,7 @@ impl Exporter for MarkdownExporter {
                 let _ = writeln!(out, "  - {}: {}", f.kind, f.message);
             }
             if let Some(d) = &route.diagnosis {
-                for h in d
-                    .holders_by_object()
-                    .into_iter()
-                    .take(2)
-                    .map(|group| group[0])
-                {
-                    let _ = writeln!(
-                        out,
-                        "  - held by `{}` ({}{}), {} KB retained",
-                        cell(&h.name),
-                        h.kind,
-                        h.script
-                            .as_deref()
-                            .map_or(String::new(), |s| format!(", `{s}`")),
-                        h.retained_bytes / 1024
-                    );
-                }
-                if let Some(site) = d.allocation_sites.first() {
-                    let _ = writeln!(
-                        out,
-                        "  - allocated by `{}` at `{}:{}`",
-                        site.function, site.url, site.line
-                    );
-                    if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
-                        let _ = writeln!(
-                            out,
-                            "  - stored at line {line}: `{}`",
-                            text.replace('`', "'")
-                        );
-                    }
-                }
+                render_diagnosis(&mut out, d);
             }
         }
         if let Some(error) = &result.outcome.error {
@@ -137,5 +106,41 @@ impl Exporter for MarkdownExporter {
             }
         }
         Ok(out)
+    }
+}
+
+/// The holders and sites under a route's verdict, as list items.
+fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
+    let view = DiagnosisView::new(d);
+    for h in &view.holders {
+        let _ = writeln!(
+            out,
+            "  - held by `{}` ({}{}): {}; {} KB retained",
+            cell(h.name),
+            h.kind,
+            h.script.map_or(String::new(), |s| format!(", `{s}`")),
+            h.new_objects,
+            h.retained_kb
+        );
+    }
+    for site in view.sites {
+        let _ = writeln!(
+            out,
+            "  - allocated by `{}` at `{}:{}` ({} KB sampled, still alive)",
+            site.function,
+            site.url,
+            site.line,
+            kb(site.bytes)
+        );
+        if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
+            let _ = writeln!(
+                out,
+                "    - stored at line {line}: `{}`",
+                text.replace('`', "'")
+            );
+        }
+    }
+    if let Some(caveat) = view.caveat {
+        let _ = writeln!(out, "  - ({caveat})");
     }
 }

@@ -2,10 +2,12 @@
 //! the progress display lives in `progress`.
 
 pub mod baseline;
+mod diagnosis_view;
 pub mod html;
 mod json;
 pub mod load;
 mod markdown;
+pub mod output;
 pub mod progress;
 mod svg;
 mod terminal;
@@ -13,6 +15,7 @@ mod terminal;
 pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
+pub use output::{OutputTarget, to_stderr, to_stdout};
 pub use terminal::TerminalExporter;
 
 use crate::model::RunResult;
@@ -22,35 +25,20 @@ pub trait Exporter {
     fn render(&self, result: &RunResult) -> anyhow::Result<String>;
 }
 
-/// Writes `text` to `path`, or to stdout for `-`.
-pub fn write_output(path: &str, text: &str) -> anyhow::Result<()> {
-    use anyhow::Context;
-    use std::io::Write;
-    if path == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
-        Ok(())
-    } else {
-        std::fs::write(path, text)
-            .with_context(|| format!("cannot write {path}; check the directory exists"))
-    }
-}
-
 /// Prints a command's human summary and writes its JSON where asked: the
-/// summary goes to stdout, or to stderr when the JSON takes stdout (`-`).
+/// summary goes to stdout, or to stderr when the JSON takes stdout.
 pub fn emit_summary(
     summary: &str,
-    json_path: Option<&str>,
-    json: impl FnOnce() -> anyhow::Result<String>,
+    json: Option<&OutputTarget>,
+    render_json: impl FnOnce() -> anyhow::Result<String>,
 ) -> anyhow::Result<()> {
-    if json_path == Some("-") {
-        eprint!("{summary}");
+    if json.is_some_and(OutputTarget::is_stdout) {
+        to_stderr(summary);
     } else {
-        print!("{summary}");
+        to_stdout(summary)?;
     }
-    if let Some(path) = json_path {
-        write_output(path, &json()?)?;
+    if let Some(target) = json {
+        target.write(&render_json()?)?;
     }
     Ok(())
 }
@@ -64,26 +52,30 @@ pub fn pretty_json(value: &impl serde::Serialize) -> anyhow::Result<String> {
 /// (on stderr when another format takes stdout), then the files.
 pub fn emit_all(result: &RunResult, output: &crate::cli::OutputProps) -> anyhow::Result<()> {
     let table = TerminalExporter.render(result)?;
-    let stdout_taken =
-        output.json.as_deref() == Some("-") || output.markdown.as_deref() == Some("-");
+    let stdout_taken = [&output.json, &output.markdown]
+        .into_iter()
+        .any(|t| t.as_ref().is_some_and(OutputTarget::is_stdout));
     if stdout_taken {
-        eprint!("{table}");
-    } else {
-        print!("{table}");
+        to_stderr(&table);
+    } else if let Err(error) = to_stdout(&table)
+        && !output::is_broken_pipe(&error)
+    {
+        // A closed stdout loses only the table: the files still follow.
+        return Err(error);
     }
     if let Some(comparison) = &result.comparison {
         for route in &comparison.routes {
-            eprintln!("baseline: {}", route.message);
+            to_stderr(&format!("baseline: {}\n", route.message));
         }
     }
-    let files: [(&Option<String>, &dyn Exporter); 3] = [
+    let files: [(&Option<OutputTarget>, &dyn Exporter); 3] = [
         (&output.json, &JsonExporter),
         (&output.html, &HtmlExporter),
         (&output.markdown, &MarkdownExporter),
     ];
     for (path, exporter) in files {
-        if let Some(path) = path {
-            write_output(path, &exporter.render(result)?)?;
+        if let Some(target) = path {
+            target.write(&exporter.render(result)?)?;
         }
     }
     Ok(())

@@ -1,12 +1,13 @@
-//! The human summary: per route, the seed's table of readings in MB with one
+//! The human summary: per route, the method's table of readings in MB with one
 //! decimal, the retained bytes per request, and the verdict.
 
 use std::fmt::Write;
 
 use super::Exporter;
-use crate::model::{RouteResult, RunResult};
-use crate::probe::Sample;
-use crate::units::{mb_cell, per_request};
+use super::diagnosis_view::DiagnosisView;
+use crate::model::Sample;
+use crate::model::{OutcomeStatus, RouteResult, RunResult};
+use crate::units::{kb, mb_cell, per_request};
 
 pub struct TerminalExporter;
 
@@ -24,7 +25,7 @@ impl Exporter for TerminalExporter {
             },
             result.target.pid.map_or("?".into(), |p| p.to_string()),
             result.target.node_version.as_deref().unwrap_or("?"),
-            result.target.probe
+            result.target.probe.map_or("none", |p| p.name())
         )?;
         writeln!(
             out,
@@ -35,7 +36,7 @@ impl Exporter for TerminalExporter {
             out.push('\n');
             render_route(&mut out, route)?;
         }
-        if result.outcome.status != "complete" {
+        if result.outcome.status != OutcomeStatus::Complete {
             writeln!(
                 out,
                 "\nrun {}: {}",
@@ -131,35 +132,32 @@ fn render_route(out: &mut String, route: &RouteResult) -> std::fmt::Result {
 }
 
 fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::Result {
+    let view = DiagnosisView::new(d);
     writeln!(
         out,
-        "diagnosis: one more cycle of {} requests between two heap snapshots ({:.1} + {:.1} MB); target rss {} → {} MB",
-        d.requests,
-        d.snapshot_bytes[0] as f64 / 1e6,
-        d.snapshot_bytes[1] as f64 / 1e6,
-        mb_cell(d.target_rss_before),
-        mb_cell(d.target_rss_after)
+        "diagnosis: one more cycle of {} requests between two heap snapshots ({:.1} + {:.1} MB); target rss {:.1} → {:.1} MB",
+        view.requests,
+        view.snapshot_mb[0],
+        view.snapshot_mb[1],
+        view.rss_before_mb,
+        view.rss_after_mb
     )?;
-    for group in d.holders_by_object().into_iter().take(3) {
-        let h = group[0];
-        let new_bytes: u64 = group.iter().map(|h| h.new_bytes).sum();
+    for h in &view.holders {
         writeln!(
             out,
             "  held by `{}` ({}{}): {}; {} KB new, {} KB retained by the {} @{}",
             h.name,
             h.kind,
-            h.script
-                .as_deref()
-                .map_or(String::new(), |s| format!(", {s}")),
-            crate::model::new_objects_text(&group),
-            new_bytes / 1024,
-            h.retained_bytes / 1024,
+            h.script.map_or(String::new(), |s| format!(", {s}")),
+            h.new_objects,
+            h.new_kb,
+            h.retained_kb,
             h.holder_class,
             h.holder_id
         )?;
-        writeln!(out, "    {}", h.path_text)?;
+        writeln!(out, "    {}", h.path)?;
     }
-    for site in d.allocation_sites.iter().take(3) {
+    for site in view.sites {
         writeln!(
             out,
             "  allocated at {} {}:{}:{} ({} KB sampled, still alive)",
@@ -167,14 +165,14 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
             site.url,
             site.line,
             site.column,
-            site.bytes / 1024
+            kb(site.bytes)
         )?;
         if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
             writeln!(out, "    line {line}: {text}")?;
         }
     }
-    if !d.allocation_sites.is_empty() && !d.sites_without_inlining {
-        writeln!(out, "  ({})", crate::model::Diagnosis::INLINING_CAVEAT)?;
+    if let Some(caveat) = view.caveat {
+        writeln!(out, "  ({caveat})")?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Comparing two snapshots of one process, matched by node id: DevTools'
 //! Comparison view per class (# New, # Deleted, # Delta, Alloc. Size,
-//! Freed Size, Size Delta). The seed's "grew by self size" view is in
+//! Freed Size, Size Delta). The method's "grew by self size" view is in
 //! `tally.rs`.
 //!
 //! The earlier snapshot is reduced to a `Before` (ids, classes, self sizes,
@@ -11,22 +11,10 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::classes::ClassIndex;
 use super::graph::HeapGraph;
 use super::tally::TextTally;
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClassDiff {
-    pub class: String,
-    pub new_count: u64,
-    pub deleted_count: u64,
-    pub delta_count: i64,
-    pub alloc_size: u64,
-    pub freed_size: u64,
-    pub size_delta: i64,
-}
+use crate::model::ClassDiff;
 
 /// What a diff needs of the earlier snapshot.
 pub struct Before {

@@ -91,13 +91,12 @@ impl DfsOrder {
         order
     }
 
-    fn number(&mut self, node: NodeId, parent: u32, virtual_child: bool) -> u32 {
-        let d = self.vertex.len() as u32;
-        self.dfn[node.index()] = d;
+    /// Gives `node` the next DFS number.
+    fn number(&mut self, node: NodeId, parent: u32, virtual_child: bool) {
+        self.dfn[node.index()] = self.vertex.len() as u32;
         self.vertex.push(node);
         self.parent.push(parent);
         self.virtual_child.push(virtual_child);
-        d
     }
 
     fn visit(
@@ -108,9 +107,8 @@ impl DfsOrder {
         virtual_child: bool,
         stack: &mut Vec<(NodeId, u32)>,
     ) {
-        let d = self.number(start, parent, virtual_child);
+        self.number(start, parent, virtual_child);
         stack.push((start, graph.first_edge[start.index()]));
-        let _ = d;
         while let Some(top) = stack.last_mut() {
             let (node, next) = *top;
             let end = graph.first_edge[node.index() + 1];

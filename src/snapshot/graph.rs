@@ -116,7 +116,7 @@ impl NodeType {
         }
     }
 
-    /// The name V8 writes in `meta.node_types` (what DevTools and the seed's
+    /// The name V8 writes in `meta.node_types` (what DevTools and the method's
     /// script print); `Other` stands for every kind leakcheck does not tell apart.
     pub fn v8_name(self) -> &'static str {
         match self {
@@ -137,13 +137,6 @@ impl NodeType {
             NodeType::ObjectShape => "object shape",
             NodeType::Other => "other",
         }
-    }
-
-    pub fn is_string(self) -> bool {
-        matches!(
-            self,
-            NodeType::String | NodeType::ConcatenatedString | NodeType::SlicedString
-        )
     }
 }
 

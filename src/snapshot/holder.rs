@@ -6,47 +6,12 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::Analysis;
 use super::classes::{ClassIndex, class_key};
 use super::diff::NewNodes;
 use super::graph::{EdgeType, NodeId, NodeType};
 use super::paths::Step;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PathStep {
-    pub edge_type: String,
-    pub edge_name: String,
-    pub node_type: String,
-    pub node_name: String,
-    pub node_id: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Holder {
-    /// The grown class whose new objects it holds.
-    pub class: String,
-    /// The variable or property that keeps it: `kept`, `globalThis.cache`, `bus._events.data`.
-    pub name: String,
-    /// `closure or module variable`, `global property`, `object property`,
-    /// `Map/Set entries`, `array element`, `event listener list`, `timer list`, `internal`.
-    pub kind: String,
-    /// The holder object: `Array`, `Map`, ….
-    pub holder_class: String,
-    pub holder_id: u32,
-    /// New objects of the class under this holder, and their self sizes.
-    pub objects: u64,
-    pub new_bytes: u64,
-    /// Everything the holder keeps alive.
-    pub retained_bytes: u64,
-    /// For a module or closure variable: the script that declares it.
-    pub script: Option<String>,
-    /// Root first.
-    pub path: Vec<PathStep>,
-    /// The path on one line, DevTools style.
-    pub path_text: String,
-}
+use crate::model::{Holder, HolderKind, PathStep};
 
 /// The holders of the new objects of `class` in `b`, largest first.
 pub fn holders_of(
@@ -176,10 +141,10 @@ fn describe(b: &Analysis, class: &str, node: NodeId, objects: u64, new_bytes: u6
 
 /// Reads the path from its end: the names after the last variable (context
 /// edge) or global object, joined as code would write them.
-fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, String) {
+fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, HolderKind) {
     let graph = &b.graph;
     let mut parts: Vec<String> = Vec::new();
-    let mut kind: Option<&str> = None;
+    let mut kind: Option<HolderKind> = None;
     // Where the name starts: the kind is read from these steps only, not
     // from whatever route the roots happen to reach the variable by.
     let mut naming_from = steps.len();
@@ -193,7 +158,7 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, String) {
         match t {
             EdgeType::Context => {
                 parts.push(name);
-                kind.get_or_insert("closure or module variable");
+                kind.get_or_insert(HolderKind::ClosureVariable);
                 break;
             }
             EdgeType::Property | EdgeType::Shortcut => {
@@ -203,7 +168,7 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, String) {
                 }
                 if from_global {
                     parts.push("globalThis".to_string());
-                    kind.get_or_insert("global property");
+                    kind.get_or_insert(HolderKind::GlobalProperty);
                     break;
                 }
             }
@@ -227,27 +192,27 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, String) {
         .iter()
         .any(|s| graph.edge_name_str(s.edge) == Some("_events"))
     {
-        "event listener list"
+        HolderKind::EventListenerList
     } else if named
         .iter()
         .any(|s| matches!(graph.name(s.to), "Timeout" | "TimersList"))
     {
-        "timer list"
+        HolderKind::TimerList
     } else if matches!(holder_class.as_str(), "Map" | "Set" | "WeakMap" | "WeakSet")
         && kind.is_none()
     {
-        "Map/Set entries"
+        HolderKind::MapSetEntries
     } else if let Some(kind) = kind {
         kind
     } else if graph.node_type(holder) == NodeType::Object {
-        "object property"
+        HolderKind::ObjectProperty
     } else {
-        "internal"
+        HolderKind::Internal
     };
     if text.is_empty() {
         text = format!("{} @{}", holder_class, graph.id(holder));
     }
-    (text, kind.to_string())
+    (text, kind)
 }
 
 /// The global object: what the root's shortcut edges point at (user roots),

@@ -4,7 +4,9 @@
 //! class summary, the comparison of two snapshots by node id, and the
 //! holder of what grew, with its retainer path.
 //!
-//! Depends on nothing else in the crate. `graph.rs` documents the encoding.
+//! Depends on nothing else in the crate but the plain result types it
+//! fills (`crate::model::{ClassDiff, Holder}`). `graph.rs` documents the
+//! encoding.
 
 mod classes;
 mod diff;
@@ -18,13 +20,13 @@ mod scan;
 mod tally;
 
 use std::io::Read;
-use std::path::Path;
 
+pub use crate::model::{ClassDiff, Holder, HolderKind, PathStep};
 pub use classes::{ClassIndex, ClassTotals, class_key, summarise};
-pub use diff::{Before, ClassDiff, NewNodes, compare_classes, new_nodes};
+pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, StringId};
-pub use holder::{Holder, PathStep, holders_of};
+pub use holder::holders_of;
 pub use parse::parse;
 pub use paths::Paths;
 pub use report::{
@@ -32,10 +34,11 @@ pub use report::{
 };
 pub use tally::{GrowthRow, TextTally, grew_by_self_size};
 
+/// Why a heap snapshot could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
-    #[error("cannot read the snapshot: {0}")]
-    Io(String),
+pub enum SnapshotParseError {
+    #[error("cannot read the snapshot")]
+    Io(#[source] std::io::Error),
     #[error("malformed snapshot at byte {offset}: expected {expected}")]
     Syntax { offset: u64, expected: String },
     #[error(
@@ -68,15 +71,8 @@ impl Analysis {
     }
 }
 
-/// Parses and analyses a snapshot file.
-pub fn analyse_file(path: &Path) -> Result<Analysis, SnapshotError> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| SnapshotError::Io(format!("{}: {e}", path.display())))?;
-    Ok(Analysis::new(parse(file)?))
-}
-
 /// Parses and analyses a snapshot from any reader.
-pub fn analyse<R: Read>(reader: R) -> Result<Analysis, SnapshotError> {
+pub fn analyse<R: Read>(reader: R) -> Result<Analysis, SnapshotParseError> {
     Ok(Analysis::new(parse(reader)?))
 }
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::io::Read;
 
 use serde::Deserialize;
 
-use super::SnapshotError;
+use super::SnapshotParseError;
 use super::graph::{EdgeType, HeapGraph, NodeId, NodeType, StringId};
 use super::scan::Scanner;
 
@@ -46,14 +46,13 @@ struct Layout {
     edge_types: Vec<EdgeType>,
 }
 
-fn position(fields: &[String], name: &str, what: &str) -> Result<usize, SnapshotError> {
-    fields
-        .iter()
-        .position(|f| f == name)
-        .ok_or_else(|| SnapshotError::Format(format!("snapshot.meta.{what} has no {name:?} field")))
+fn position(fields: &[String], name: &str, what: &str) -> Result<usize, SnapshotParseError> {
+    fields.iter().position(|f| f == name).ok_or_else(|| {
+        SnapshotParseError::Format(format!("snapshot.meta.{what} has no {name:?} field"))
+    })
 }
 
-fn type_names(types: &[serde_json::Value], what: &str) -> Result<Vec<String>, SnapshotError> {
+fn type_names(types: &[serde_json::Value], what: &str) -> Result<Vec<String>, SnapshotParseError> {
     types
         .first()
         .and_then(|t| t.as_array())
@@ -64,14 +63,14 @@ fn type_names(types: &[serde_json::Value], what: &str) -> Result<Vec<String>, Sn
                 .collect()
         })
         .ok_or_else(|| {
-            SnapshotError::Format(format!(
+            SnapshotParseError::Format(format!(
                 "snapshot.meta.{what}[0] is not a list of type names"
             ))
         })
 }
 
 impl Layout {
-    fn from_meta(meta: &Meta) -> Result<Layout, SnapshotError> {
+    fn from_meta(meta: &Meta) -> Result<Layout, SnapshotParseError> {
         let nf = &meta.node_fields;
         let ef = &meta.edge_fields;
         Ok(Layout {
@@ -98,12 +97,12 @@ impl Layout {
     }
 }
 
-fn too_big(field: &str) -> SnapshotError {
-    SnapshotError::Format(format!("a {field} value does not fit in 32 bits"))
+fn too_big(field: &str) -> SnapshotParseError {
+    SnapshotParseError::Format(format!("a {field} value does not fit in 32 bits"))
 }
 
 /// Parses a snapshot from any reader.
-pub fn parse<R: Read>(reader: R) -> Result<HeapGraph, SnapshotError> {
+pub fn parse<R: Read>(reader: R) -> Result<HeapGraph, SnapshotParseError> {
     let mut scan = Scanner::new(reader);
     let mut graph = HeapGraph::default();
     let mut layout: Option<Layout> = None;
@@ -124,7 +123,7 @@ pub fn parse<R: Read>(reader: R) -> Result<HeapGraph, SnapshotError> {
                     let mut raw = Vec::new();
                     scan.skip_value(Some(&mut raw))?;
                     let header: Header =
-                        serde_json::from_slice(&raw).map_err(|e| SnapshotError::Syntax {
+                        serde_json::from_slice(&raw).map_err(|e| SnapshotParseError::Syntax {
                             offset: at,
                             expected: format!("a valid \"snapshot\" header ({e})"),
                         })?;
@@ -179,7 +178,7 @@ pub fn parse<R: Read>(reader: R) -> Result<HeapGraph, SnapshotError> {
         (seen_strings, "strings"),
     ] {
         if !present {
-            return Err(SnapshotError::Format(format!(
+            return Err(SnapshotParseError::Format(format!(
                 "the file has no \"{name}\" section; is it a V8 .heapsnapshot?"
             )));
         }
@@ -204,7 +203,7 @@ fn read_nodes<R: Read>(
     l: &Layout,
     graph: &mut HeapGraph,
     edge_counts: &mut Vec<u32>,
-) -> Result<(), SnapshotError> {
+) -> Result<(), SnapshotParseError> {
     graph.node_type_table = l.node_types.clone();
     // One column per field position, looked up by index: a jump table
     // instead of a chain of comparisons per number.
@@ -251,7 +250,7 @@ fn read_nodes<R: Read>(
         Ok(())
     })?;
     if count % l.node_width as u64 != 0 {
-        return Err(SnapshotError::Format(format!(
+        return Err(SnapshotParseError::Format(format!(
             "\"nodes\" holds {count} numbers, not a multiple of the {} node fields",
             l.node_width
         )));
@@ -263,7 +262,7 @@ fn read_edges<R: Read>(
     scan: &mut Scanner<R>,
     l: &Layout,
     graph: &mut HeapGraph,
-) -> Result<(), SnapshotError> {
+) -> Result<(), SnapshotParseError> {
     graph.edge_type_table = l.edge_types.clone();
     let node_numbers = graph.node_id.len() as u64 * l.node_width as u64;
     let width = l.node_width as u64;
@@ -279,7 +278,7 @@ fn read_edges<R: Read>(
             1 => graph.edge_name.push(u32::try_from(v).map_err(|_| too_big("edge name"))?),
             2 => {
                 if v % width != 0 || v >= node_numbers {
-                    return Err(SnapshotError::Format(format!(
+                    return Err(SnapshotParseError::Format(format!(
                         "edge {} points to {v}, which is not the start of a node (node fields: {width}, nodes: {})",
                         graph.edge_to.len(),
                         node_numbers / width
@@ -296,7 +295,7 @@ fn read_edges<R: Read>(
         Ok(())
     })?;
     if count % l.edge_width as u64 != 0 {
-        return Err(SnapshotError::Format(format!(
+        return Err(SnapshotParseError::Format(format!(
             "\"edges\" holds {count} numbers, not a multiple of the {} edge fields",
             l.edge_width
         )));
@@ -307,7 +306,7 @@ fn read_edges<R: Read>(
 fn read_strings<R: Read>(
     scan: &mut Scanner<R>,
     graph: &mut HeapGraph,
-) -> Result<(), SnapshotError> {
+) -> Result<(), SnapshotParseError> {
     let strings = &mut graph.strings;
     strings.starts.push(0);
     scan.expect(b'[')?;
@@ -326,10 +325,12 @@ fn read_strings<R: Read>(
 }
 
 /// Checks the sections agree and builds the edge offsets and retainers.
-fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotError> {
+fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotParseError> {
     let n = graph.node_id.len();
     if n == 0 {
-        return Err(SnapshotError::Format("the snapshot has no nodes".into()));
+        return Err(SnapshotParseError::Format(
+            "the snapshot has no nodes".into(),
+        ));
     }
     let mut first_edge = Vec::with_capacity(n + 1);
     let mut total: u64 = 0;
@@ -339,14 +340,14 @@ fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotErro
         first_edge.push(u32::try_from(total).map_err(|_| too_big("edge offset"))?);
     }
     if total != graph.edge_to.len() as u64 {
-        return Err(SnapshotError::Format(format!(
+        return Err(SnapshotParseError::Format(format!(
             "the nodes' edge counts add up to {total}, but \"edges\" holds {} edges",
             graph.edge_to.len()
         )));
     }
     let strings = graph.strings.len() as u32;
     if let Some(bad) = graph.node_name.iter().find(|s| s.0 >= strings) {
-        return Err(SnapshotError::Format(format!(
+        return Err(SnapshotParseError::Format(format!(
             "a node name points to string {}, past the {strings} strings",
             bad.0
         )));
@@ -358,7 +359,7 @@ fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotErro
             .copied()
             .unwrap_or(EdgeType::Other);
         if !t.name_is_index() && *name >= strings {
-            return Err(SnapshotError::Format(format!(
+            return Err(SnapshotParseError::Format(format!(
                 "edge {i} names string {name}, past the {strings} strings"
             )));
         }

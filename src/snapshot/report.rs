@@ -4,12 +4,13 @@ use serde::Serialize;
 
 use super::Analysis;
 use super::classes::{ClassIndex, summarise};
-use super::diff::{Before, ClassDiff, compare_classes, new_nodes};
+use super::diff::{Before, compare_classes, new_nodes};
 use super::dominators::Dominators;
 use super::graph::{HeapGraph, NodeId};
-use super::holder::{Holder, holders_of};
+use super::holder::holders_of;
 use super::paths::Paths;
 use super::tally::{GrowthRow, grew_by_self_size};
+use crate::model::{ClassDiff, Holder};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassRow {
@@ -55,7 +56,7 @@ pub struct DiffReport {
     pub after: Totals,
     /// Comparison view, largest size delta first.
     pub classes: Vec<ClassDiff>,
-    /// The seed's view: counts and self sizes by type and name, after minus before.
+    /// The method's view: counts and self sizes by type and name, after minus before.
     pub grew_by_self_size: Vec<GrowthRow>,
     /// For the top grown classes: what holds their new objects.
     pub holders: Vec<Holder>,
@@ -147,9 +148,9 @@ pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
 
 /// Compares the later snapshot's graph with the earlier one's summary.
 ///
-/// The Comparison view and the seed's tally need only the graph's columns,
+/// The Comparison view and the method's tally need only the graph's columns,
 /// not its dominator tree, so they run on a second thread while this one
-/// computes dominators: on the seed-sized pair that overlap is most of what
+/// computes dominators: on the demo's 9 + 59 MB pair that overlap is most of what
 /// separates `diff` from parse time (BENCHMARKS.md, heap snapshot engine).
 pub fn diff_graph(
     before: &BeforeSummary,

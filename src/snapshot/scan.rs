@@ -9,7 +9,7 @@
 
 use std::io::Read;
 
-use super::SnapshotError;
+use super::SnapshotParseError;
 
 /// Read size: large enough that refills are rare, small next to any heap.
 const BUFFER: usize = 1 << 20;
@@ -42,22 +42,22 @@ impl<R: Read> Scanner<R> {
         self.base + self.pos as u64
     }
 
-    pub fn error(&self, expected: &str) -> SnapshotError {
-        SnapshotError::Syntax {
+    pub fn error(&self, expected: &str) -> SnapshotParseError {
+        SnapshotParseError::Syntax {
             offset: self.offset(),
             expected: expected.to_string(),
         }
     }
 
-    fn eof(&self, expected: &str) -> SnapshotError {
-        SnapshotError::Truncated {
+    fn eof(&self, expected: &str) -> SnapshotParseError {
+        SnapshotParseError::Truncated {
             offset: self.offset(),
             expected: expected.to_string(),
         }
     }
 
     /// Makes at least one unread byte available; false at the end of input.
-    fn fill(&mut self) -> Result<bool, SnapshotError> {
+    fn fill(&mut self) -> Result<bool, SnapshotParseError> {
         if self.pos < self.len {
             return Ok(true);
         }
@@ -73,18 +73,18 @@ impl<R: Read> Scanner<R> {
                     return Ok(true);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(SnapshotError::Io(e.to_string())),
+                Err(e) => return Err(SnapshotParseError::Io(e)),
             }
         }
     }
 
     /// The next non-whitespace byte, not consumed.
-    pub fn peek(&mut self, expected: &str) -> Result<u8, SnapshotError> {
+    pub fn peek(&mut self, expected: &str) -> Result<u8, SnapshotParseError> {
         self.next_byte()?.ok_or_else(|| self.eof(expected))
     }
 
     /// The next non-whitespace byte, not consumed; `None` at the end.
-    fn next_byte(&mut self) -> Result<Option<u8>, SnapshotError> {
+    fn next_byte(&mut self) -> Result<Option<u8>, SnapshotParseError> {
         loop {
             if !self.fill()? {
                 return Ok(None);
@@ -99,7 +99,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Consumes `byte` (after whitespace) or fails naming it.
-    pub fn expect(&mut self, byte: u8) -> Result<(), SnapshotError> {
+    pub fn expect(&mut self, byte: u8) -> Result<(), SnapshotParseError> {
         // The message is built only on failure: this runs for each of a
         // snapshot's hundreds of thousands of strings.
         let what = || format!("'{}'", byte as char);
@@ -114,7 +114,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// True and consumes it if the next byte is `byte`.
-    pub fn eat(&mut self, byte: u8) -> Result<bool, SnapshotError> {
+    pub fn eat(&mut self, byte: u8) -> Result<bool, SnapshotParseError> {
         match self.next_byte()? {
             Some(b) if b == byte => {
                 self.pos += 1;
@@ -126,7 +126,7 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Reads a JSON string, unescaped, appending its UTF-8 bytes to `out`.
-    pub fn string_into(&mut self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+    pub fn string_into(&mut self, out: &mut Vec<u8>) -> Result<(), SnapshotParseError> {
         self.expect(b'"')?;
         loop {
             if !self.fill()? {
@@ -151,7 +151,7 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    fn next_raw(&mut self, expected: &str) -> Result<u8, SnapshotError> {
+    fn next_raw(&mut self, expected: &str) -> Result<u8, SnapshotParseError> {
         if !self.fill()? {
             return Err(self.eof(expected));
         }
@@ -160,7 +160,7 @@ impl<R: Read> Scanner<R> {
         Ok(b)
     }
 
-    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), SnapshotError> {
+    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), SnapshotParseError> {
         let b = self.next_raw("an escape")?;
         let simple = match b {
             b'"' => b'"',
@@ -200,7 +200,7 @@ impl<R: Read> Scanner<R> {
         Ok(())
     }
 
-    fn hex4(&mut self) -> Result<u32, SnapshotError> {
+    fn hex4(&mut self) -> Result<u32, SnapshotParseError> {
         let mut v = 0;
         for _ in 0..4 {
             let b = self.next_raw("four hex digits")?;
@@ -216,8 +216,8 @@ impl<R: Read> Scanner<R> {
     /// order. This is the hot loop of the whole parser.
     pub fn uint_array(
         &mut self,
-        mut sink: impl FnMut(u64) -> Result<(), SnapshotError>,
-    ) -> Result<u64, SnapshotError> {
+        mut sink: impl FnMut(u64) -> Result<(), SnapshotParseError>,
+    ) -> Result<u64, SnapshotParseError> {
         self.expect(b'[')?;
         let mut count = 0u64;
         let mut value: u64 = 0;
@@ -278,7 +278,7 @@ impl<R: Read> Scanner<R> {
 
     /// Skips one JSON value of any kind, keeping only its bytes when `keep`
     /// is given (for the small `snapshot` object).
-    pub fn skip_value(&mut self, mut keep: Option<&mut Vec<u8>>) -> Result<(), SnapshotError> {
+    pub fn skip_value(&mut self, mut keep: Option<&mut Vec<u8>>) -> Result<(), SnapshotParseError> {
         let first = self.peek("a value")?;
         let mut depth = 0usize;
         let mut in_string = false;

@@ -1,4 +1,4 @@
-//! The seed's view of a diff: counts and self sizes by type and name in
+//! The manual method's view of a diff (METHOD.md, step 5): counts and self sizes by type and name in
 //! each snapshot, B minus A, largest self-size growth first.
 //!
 //! Two snapshots number their strings differently, so the earlier one is
@@ -19,7 +19,7 @@ use super::graph::{HeapGraph, NodeType, StringId};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GrowthRow {
-    /// `type:name`, as the seed's script prints it.
+    /// `type:name`, as the method's comparison script prints it.
     pub key: String,
     pub count_delta: i64,
     pub self_size_delta: i64,
@@ -115,7 +115,7 @@ struct RawRow {
 /// Counts and self sizes per (raw type, name id), without hashing: V8
 /// interns names, so a slot per string id finds a node's row, chained for
 /// the rare name seen with several types. Hashing 650 000 nodes into a map
-/// cost more than the rest of a seed-sized diff together.
+/// cost more than the rest of a diff of the demo's snapshot pair (9 + 59 MB) together.
 fn raw_tally(graph: &HeapGraph) -> Vec<RawRow> {
     let mut head = vec![NONE; graph.strings.len()];
     let mut rows: Vec<RawRow> = Vec::new();
@@ -146,7 +146,7 @@ fn raw_tally(graph: &HeapGraph) -> Vec<RawRow> {
     rows
 }
 
-/// `type:name` as the seed's script prints it: `object:Object`,
+/// `type:name` as the method's comparison script prints it: `object:Object`,
 /// `concatenated string:(concatenated string)`.
 fn key(kind: NodeType, name: &[u8]) -> String {
     format!("{}:{}", kind.v8_name(), String::from_utf8_lossy(name))

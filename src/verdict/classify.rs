@@ -4,21 +4,27 @@
 //! first; heap retention outranks off-heap retention (a heap leak also
 //! moves rss); counters speak only when memory is silent.
 
-use super::metric::{RETENTION_SIGMAS, Trend, judge_series, noise_floor};
-use super::{Finding, MetricFit, Verdict, VerdictKind};
-use crate::model::{CycleResult, RetainedPerRequest};
-use crate::probe::Sample;
+use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor};
+use crate::model::{
+    CycleResult, Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Sample, Series,
+    Trend, Verdict, VerdictKind,
+};
 use crate::units::{MB, mb, per_request};
 
 /// A route is judged on these, in this order.
-const MEMORY_METRICS: [&str; 4] = ["heapUsed", "external", "arrayBuffers", "rss"];
+const MEMORY_SERIES: [Series; 4] = [
+    Series::HEAP_USED,
+    Series::EXTERNAL,
+    Series::ARRAY_BUFFERS,
+    Series::RSS,
+];
+/// Off the V8 heap, in the order a growing one is named.
+const OFF_HEAP_SERIES: [Series; 3] = [Series::ARRAY_BUFFERS, Series::EXTERNAL, Series::RSS];
 /// When off-heap memory grows, the heap grows too: every Buffer has a small
-/// JS wrapper (the seed's step 6: arrayBuffers +62.5 MB, heapUsed +0.4 MB).
+/// JS wrapper (METHOD.md, step 4: arrayBuffers +62.5 MB, heapUsed +0.4 MB).
 /// Heap growth under this fraction of the off-heap growth is that wrapper,
 /// and the row is off-heap retention.
 const WRAPPER_FRACTION: f64 = 0.1;
-/// A counter counts units: a steady rise of one unit per cycle matters.
-const COUNTER_NOISE: f64 = 0.5;
 
 /// Choices that change a verdict without changing the readings.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -31,16 +37,6 @@ pub struct Options {
     pub proc_only: bool,
 }
 
-fn reading(sample: &Sample, metric: &str) -> Option<f64> {
-    Some(match metric {
-        "heapUsed" => sample.heap_used as f64,
-        "external" => sample.external as f64,
-        "arrayBuffers" => sample.array_buffers as f64,
-        "rss" => sample.rss as f64,
-        counter => (*sample.counters.get(counter)?)?,
-    })
-}
-
 /// Judges one route's readings. Returns `None` before the first cycle.
 pub fn judge(
     baseline: &Sample,
@@ -51,30 +47,28 @@ pub fn judge(
         return None;
     }
     let requests: Vec<u64> = cycles.iter().map(|c| c.responses).collect();
-    let series = |metric: &str| -> Option<Vec<f64>> {
+    let series = |metric: &Series| -> Option<Vec<f64>> {
         std::iter::once(baseline)
             .chain(cycles.iter().map(|c| &c.after_gc))
-            .map(|s| reading(s, metric))
+            .map(|s| s.value(metric))
             .collect()
     };
-    let mut fits: Vec<MetricFit> = MEMORY_METRICS
-        .iter()
-        .filter_map(|m| judge_series(m, &series(m)?, &requests, noise_floor(m)))
+    let counters = baseline.counters.keys().cloned().map(Series::Counter);
+    let fits: Vec<MetricFit> = MEMORY_SERIES
+        .into_iter()
+        .chain(counters)
+        .filter_map(|m| judge_series(&m, &series(&m)?, &requests, noise_floor(&m)))
         .collect();
-    let counter_names: Vec<String> = baseline.counters.keys().cloned().collect();
-    for name in &counter_names {
-        if let Some(values) = series(name)
-            && let Some(fit) = judge_series(name, &values, &requests, COUNTER_NOISE)
-        {
-            fits.push(fit);
-        }
-    }
-    let find = |m: &str| fits.iter().find(|f| f.metric == m);
+    let slope = |m: &Series| {
+        fits.iter()
+            .find(|f| &f.metric == m)
+            .map_or(0.0, |f| f.slope_bytes_per_request)
+    };
     let retained = RetainedPerRequest {
-        heap_used: find("heapUsed").map_or(0.0, |f| f.slope_bytes_per_request),
-        external: find("external").map_or(0.0, |f| f.slope_bytes_per_request),
-        array_buffers: find("arrayBuffers").map_or(0.0, |f| f.slope_bytes_per_request),
-        rss: find("rss").map_or(0.0, |f| f.slope_bytes_per_request),
+        heap_used: slope(&Series::HEAP_USED),
+        external: slope(&Series::EXTERNAL),
+        array_buffers: slope(&Series::ARRAY_BUFFERS),
+        rss: slope(&Series::RSS),
     };
     let context = Context {
         baseline,
@@ -82,44 +76,46 @@ pub fn judge(
         fits: &fits,
         proc_only: options.proc_only,
     };
-    let (kind, summary, action) = context.choose();
-    let mut findings = context.findings(kind);
-    let mut leak = kind.is_leak();
+    let choice = context.choose();
+    let figure = Figure {
+        bytes_per_request: slope(&choice.figure),
+        metric: choice.figure,
+    };
+    let mut findings = context.findings(choice.kind);
+    let mut leak = choice.kind.is_leak();
     if let Some(gate) = options.max_retained
         && leak
-        && kind != VerdictKind::CounterGrowth
+        && choice.kind != VerdictKind::CounterGrowth
+        && figure.bytes_per_request <= gate
     {
-        // The figure that made the verdict: the heap for retention, the
-        // off-heap figures otherwise.
-        let worst = if kind == VerdictKind::Retention {
-            retained.heap_used
-        } else {
-            retained
-                .external
-                .max(retained.array_buffers)
-                .max(retained.rss)
-        };
-        if worst <= gate {
-            leak = false;
-            findings.push(Finding {
-                kind: "within-gate".into(),
-                message: format!(
-                    "{} kept per request is within --max-retained {}: reported, not failed",
-                    per_request(worst),
-                    per_request(gate)
-                ),
-            });
-        }
+        leak = false;
+        findings.push(Finding::new(
+            FindingKind::WithinGate,
+            format!(
+                "{} kept per request is within --max-retained {}: reported, not failed",
+                per_request(figure.bytes_per_request),
+                per_request(gate)
+            ),
+        ));
     }
     let verdict = Verdict {
-        kind,
+        kind: choice.kind,
         leak,
-        summary,
-        action,
+        summary: choice.summary,
+        action: choice.action,
         findings,
-        fits: fits.clone(),
+        fits,
+        figure,
     };
     Some((verdict, retained))
+}
+
+/// The row chosen, its words, and the series whose figure made it.
+struct Choice {
+    kind: VerdictKind,
+    summary: String,
+    action: String,
+    figure: Series,
 }
 
 struct Context<'a> {
@@ -130,19 +126,23 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    fn fit(&self, metric: &str) -> Option<&MetricFit> {
-        self.fits.iter().find(|f| f.metric == metric)
+    fn fit(&self, metric: &Series) -> Option<&MetricFit> {
+        self.fits.iter().find(|f| &f.metric == metric)
     }
 
-    fn trend(&self, metric: &str) -> Trend {
+    fn trend(&self, metric: &Series) -> Trend {
         self.fit(metric).map_or(Trend::Flat, |f| f.trend)
     }
 
-    /// "7.6 → 16.3 → 24.8 → 33.2 MB"
-    fn series_text(&self, metric: &str) -> String {
+    fn slope(&self, metric: &Series) -> f64 {
+        self.fit(metric).map_or(0.0, |f| f.slope_bytes_per_request)
+    }
+
+    /// "after-GC heapUsed 7.6 → 16.3 → 24.8 → 33.2 MB"
+    fn series_text(&self, metric: &Series) -> String {
         let values: Vec<String> = std::iter::once(self.baseline)
             .chain(self.cycles.iter().map(|c| &c.after_gc))
-            .filter_map(|s| reading(s, metric))
+            .filter_map(|s| s.value(metric))
             .map(|v| format!("{:.1}", v / MB))
             .collect();
         format!("after-GC {metric} {} MB", values.join(" → "))
@@ -152,119 +152,127 @@ impl Context<'_> {
         self.cycles.iter().map(|c| c.responses).sum()
     }
 
-    fn choose(&self) -> (VerdictKind, String, String) {
+    /// The series every row but off-heap retention reports: heapUsed, or
+    /// rss when the probe reads no heap.
+    fn headline_series(&self) -> Series {
+        if self.proc_only || self.baseline.heap_used == 0 {
+            Series::RSS
+        } else {
+            Series::HEAP_USED
+        }
+    }
+
+    fn choice(&self, kind: VerdictKind, summary: String, action: &str) -> Choice {
+        Choice {
+            kind,
+            summary,
+            action: action.to_string(),
+            figure: self.headline_series(),
+        }
+    }
+
+    fn choose(&self) -> Choice {
         if let Some(dead) = self.cycles.iter().find(|c| c.load.successes() == 0) {
-            return (
+            return self.choice(
                 VerdictKind::Inconclusive,
                 format!(
                     "cycle {} got no successful response ({} errors, {} non-2xx): a route that fails \
                      retains nothing and proves nothing",
                     dead.cycle, dead.errors, dead.non_2xx
                 ),
-                "Fix the route or the URL so that it answers 2xx, then run again.".into(),
+                "Fix the route or the URL so that it answers 2xx, then run again.",
             );
         }
-        if self.proc_only && self.trend("rss") == Trend::Growing {
-            let fit = self.fit("rss").expect("trend implies a fit");
-            return (
+        if self.proc_only && self.trend(&Series::RSS) == Trend::Growing {
+            return self.choice(
                 VerdictKind::Retention,
                 format!(
                     "{} without forced collections: {} kept per request",
-                    self.series_text("rss"),
-                    per_request(fit.slope_bytes_per_request)
+                    self.series_text(&Series::RSS),
+                    per_request(self.slope(&Series::RSS))
                 ),
                 "Confirm with a probe that can force collections (the inspector or the app's /gc), \
-                 then find the holder."
-                    .into(),
+                 then find the holder.",
             );
         }
-        let off_heap = ["arrayBuffers", "external", "rss"]
+        let off_heap = OFF_HEAP_SERIES
             .into_iter()
             .find(|m| self.trend(m) == Trend::Growing);
-        let heap_is_wrapper = |metric: &str| {
-            let heap = self
-                .fit("heapUsed")
-                .map_or(0.0, |f| f.slope_bytes_per_request);
-            let other = self.fit(metric).map_or(0.0, |f| f.slope_bytes_per_request);
-            metric != "rss" && heap < WRAPPER_FRACTION * other
+        let heap_is_wrapper = |metric: &Series| {
+            *metric != Series::RSS
+                && self.slope(&Series::HEAP_USED) < WRAPPER_FRACTION * self.slope(metric)
         };
-        if self.trend("heapUsed") == Trend::Growing && !off_heap.is_some_and(heap_is_wrapper) {
-            let fit = self.fit("heapUsed").expect("trend implies a fit");
-            return (
+        if self.trend(&Series::HEAP_USED) == Trend::Growing
+            && !off_heap.as_ref().is_some_and(heap_is_wrapper)
+        {
+            return self.choice(
                 VerdictKind::Retention,
                 format!(
                     "{}: {} kept per request",
-                    self.series_text("heapUsed"),
-                    per_request(fit.slope_bytes_per_request)
+                    self.series_text(&Series::HEAP_USED),
+                    per_request(self.slope(&Series::HEAP_USED))
                 ),
-                "Take two heap snapshots around one cycle and read the retainer path to name the holder."
-                    .into(),
+                "Take two heap snapshots around one cycle and read the retainer path to name the holder.",
             );
         }
-        if let Some(metric) = ["arrayBuffers", "external", "rss"]
-            .into_iter()
-            .find(|m| self.trend(m) == Trend::Growing)
-        {
-            let fit = self.fit(metric).expect("trend implies a fit");
-            return (
-                VerdictKind::OffHeapRetention,
-                format!(
+        if let Some(metric) = off_heap {
+            return Choice {
+                kind: VerdictKind::OffHeapRetention,
+                summary: format!(
                     "{} while heapUsed grows {} per request: {} kept per request off the V8 heap",
-                    self.series_text(metric),
-                    per_request(self.fit("heapUsed").map_or(0.0, |f| f.slope_bytes_per_request)),
-                    per_request(fit.slope_bytes_per_request)
+                    self.series_text(&metric),
+                    per_request(self.slope(&Series::HEAP_USED)),
+                    per_request(self.slope(&metric))
                 ),
-                "Read external and arrayBuffers in the same sample: Buffers, ArrayBuffers or native \
-                 memory are kept per request."
-                    .into(),
-            );
+                action:
+                    "Read external and arrayBuffers in the same sample: Buffers, ArrayBuffers or \
+                         native memory are kept per request."
+                        .into(),
+                figure: metric,
+            };
         }
-        let counter = self
-            .fits
-            .iter()
-            .find(|f| !MEMORY_METRICS.contains(&f.metric.as_str()));
+        let counter = self.fits.iter().find(|f| !f.metric.is_memory());
         if let Some(fit) = counter.filter(|f| f.trend == Trend::Growing) {
-            return (
+            return self.choice(
                 VerdictKind::CounterGrowth,
                 format!(
                     "counter {} rises {:.3} per request with no visible memory change",
                     fit.metric, fit.slope_bytes_per_request
                 ),
-                "Still a leak: the kept objects are small, so it reaches the limit later, not never.".into(),
+                "Still a leak: the kept objects are small, so it reaches the limit later, not never.",
             );
         }
         if let Some(fit) = self
             .fits
             .iter()
-            .find(|f| f.trend == Trend::Unclear && f.metric != "rss")
+            .find(|f| f.trend == Trend::Unclear && f.metric != Series::RSS)
         {
-            return (
+            return self.choice(
                 VerdictKind::Inconclusive,
                 self.unclear_summary(fit),
-                self.unclear_action(fit),
+                &self.unclear_action(fit),
             );
         }
-        if self.trend("heapUsed") == Trend::Converging {
-            return (
+        if self.trend(&Series::HEAP_USED) == Trend::Converging {
+            return self.choice(
                 VerdictKind::WorkingSet,
                 format!(
                     "{}: growth is levelling off, a working set filling up",
-                    self.series_text("heapUsed")
+                    self.series_text(&Series::HEAP_USED)
                 ),
-                "Not a leak. Read the after-GC series; run more cycles to confirm it holds.".into(),
+                "Not a leak. Read the after-GC series; run more cycles to confirm it holds.",
             );
         }
-        let fit = self.fit("heapUsed");
-        let noise = fit.map_or(0.0, |f| f.noise_bytes);
-        (
+        let noise = self.fit(&Series::HEAP_USED).map_or(0.0, |f| f.noise_bytes);
+        self.choice(
             VerdictKind::NoRetention,
             format!(
                 "{}: flat within {} over {} requests",
-                self.series_text("heapUsed"),
+                self.series_text(&Series::HEAP_USED),
                 mb(noise),
                 self.total_requests()
             ),
-            format!(
+            &format!(
                 "Record {} as the after-GC baseline the next release is compared against.",
                 mb(self.cycles.last().map_or(0, |c| c.after_gc.heap_used) as f64)
             ),
@@ -297,15 +305,10 @@ impl Context<'_> {
 
     fn findings(&self, kind: VerdictKind) -> Vec<Finding> {
         let mut out = Vec::new();
-        let mut add = |kind: &str, message: String| {
-            out.push(Finding {
-                kind: kind.into(),
-                message,
-            })
-        };
+        let mut add = |kind: FindingKind, message: String| out.push(Finding::new(kind, message));
         if self.proc_only {
             add(
-                "no-forced-gc",
+                FindingKind::NoForcedGc,
                 "read from /proc without forced collections: every reading includes garbage, so \
                  only steady growth across cycles means anything"
                     .into(),
@@ -315,21 +318,21 @@ impl Context<'_> {
         let non_2xx: u64 = self.cycles.iter().map(|c| c.non_2xx).sum();
         if errors + non_2xx > 0 {
             add(
-                "load-errors",
+                FindingKind::LoadErrors,
                 format!(
                     "{errors} errors and {non_2xx} non-2xx responses during load: failed requests may \
                      do less work than good ones, so the figures understate a leak"
                 ),
             );
         }
-        if let Some(heap) = self.fit("heapUsed") {
+        if let Some(heap) = self.fit(&Series::HEAP_USED) {
             let first = heap.increments.first().copied().unwrap_or(0.0);
             if heap.fitted_from_cycle == 1
                 && first > RETENTION_SIGMAS * heap.noise_bytes
                 && kind != VerdictKind::Retention
             {
                 add(
-                    "warm-up",
+                    FindingKind::WarmUp,
                     format!(
                         "the first cycle grew heapUsed by {} once (JIT code, lazy initialisation); not counted",
                         mb(first)
@@ -343,7 +346,7 @@ impl Context<'_> {
                 .fold(0.0, f64::max);
             if pending > MB && kind != VerdictKind::Retention {
                 add(
-                    "garbage-pending",
+                    FindingKind::GarbagePending,
                     format!(
                         "heapUsed was up to {} higher after load than after the forced collection: \
                          garbage no collection had reached yet, not retention",
@@ -358,27 +361,27 @@ impl Context<'_> {
             .find(|f| f.trend == Trend::Converging && kind != VerdictKind::WorkingSet)
         {
             add(
-                "converging",
+                FindingKind::Converging,
                 format!(
                     "{} grew and levelled off: a working set, not a leak",
                     converging.metric
                 ),
             );
         }
-        let grown = |m: &str| -> f64 {
-            let first = reading(self.baseline, m).unwrap_or(0.0);
+        let grown = |m: &Series| -> f64 {
+            let first = self.baseline.value(m).unwrap_or(0.0);
             let last = self
                 .cycles
                 .last()
-                .and_then(|c| reading(&c.after_gc, m))
+                .and_then(|c| c.after_gc.value(m))
                 .unwrap_or(first);
             last - first
         };
-        let buffers = grown("arrayBuffers");
-        let rss = grown("rss");
+        let buffers = grown(&Series::ARRAY_BUFFERS);
+        let rss = grown(&Series::RSS);
         if buffers > 4.0 * MB && rss < buffers / 2.0 {
             add(
-                "untouched-pages",
+                FindingKind::UntouchedPages,
                 format!(
                     "arrayBuffers grew {} but rss only {}: buffers whose pages were never written are \
                      not resident yet; rss will rise when they are",

@@ -1,9 +1,9 @@
-//! The seed's own readings, fed to the verdict as data: the verdict must
-//! read them as the seed does.
+//! The method's own readings (METHOD.md), fed to the verdict as data: the
+//! verdict must read them as the method does.
 use super::*;
-use crate::load::{LoadReport, StatusCounts};
+use crate::model::{FindingKind, LoadReport, StatusCounts};
 
-/// A sample from the seed's MB figures.
+/// A sample from the method's MB figures.
 fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffers: f64) -> Sample {
     let b = |mb: f64| (mb * MB) as u64;
     Sample {
@@ -51,7 +51,7 @@ fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleRe
 }
 
 #[test]
-fn seed_churn_is_no_retention() {
+fn method_churn_is_no_retention() {
     let baseline = sample(53.6, 8.3, 6.6, 3.6, 0.1);
     let cycles = [
         cycle(
@@ -86,12 +86,12 @@ fn seed_churn_is_no_retention() {
         "{}",
         verdict.summary
     );
-    let kinds: Vec<&str> = verdict.findings.iter().map(|f| f.kind.as_str()).collect();
+    let kinds: Vec<&str> = verdict.findings.iter().map(|f| f.kind.name()).collect();
     assert!(kinds.contains(&"garbage-pending"), "{kinds:?}");
 }
 
 #[test]
-fn seed_leak_is_retention_at_043_kb() {
+fn method_leak_is_retention_at_043_kb() {
     let baseline = sample(61.3, 12.8, 7.6, 3.6, 0.1);
     let cycles = [
         cycle(
@@ -136,12 +136,17 @@ fn seed_leak_is_retention_at_043_kb() {
         .0
     };
     assert!(!gated(1.0).leak);
-    assert!(gated(1.0).findings.iter().any(|f| f.kind == "within-gate"));
+    assert!(
+        gated(1.0)
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::WithinGate)
+    );
     assert!(gated(0.1).leak);
 }
 
 #[test]
-fn seed_buffers_are_off_heap_with_untouched_pages_only_when_unfilled() {
+fn method_buffers_are_off_heap_with_untouched_pages_only_when_unfilled() {
     // Steps 6 and 7: one load of 1000 requests between two readings.
     let unfilled = judge(
         &sample(126.0, 9.3, 6.7, 3.6, 0.1),
@@ -165,7 +170,7 @@ fn seed_buffers_are_off_heap_with_untouched_pages_only_when_unfilled() {
         unfilled
             .findings
             .iter()
-            .any(|f| f.kind == "untouched-pages")
+            .any(|f| f.kind == FindingKind::UntouchedPages)
     );
     let filled = judge(
         &sample(127.3, 10.6, 6.8, 3.6, 0.1),
@@ -180,7 +185,12 @@ fn seed_buffers_are_off_heap_with_untouched_pages_only_when_unfilled() {
     .unwrap()
     .0;
     assert_eq!(filled.kind, VerdictKind::OffHeapRetention);
-    assert!(!filled.findings.iter().any(|f| f.kind == "untouched-pages"));
+    assert!(
+        !filled
+            .findings
+            .iter()
+            .any(|f| f.kind == FindingKind::UntouchedPages)
+    );
 }
 
 #[test]

@@ -2,10 +2,10 @@
 //! the spread of its per-cycle increments, and whether it grows, has grown
 //! and stopped, or cannot be told from noise.
 //!
-//! Rules, each tied to the seed's reading table:
+//! Rules, each tied to the method's reading table (METHOD.md):
 //! - Warm-up: with two or more cycles, the baseline → cycle 1 step is left
 //!   out of the fit. JIT code, lazy initialisation and pools grow once, on
-//!   the first load; the seed's `/churn` heap goes 6.6 → 7.3 and then holds.
+//!   the first load; the demo's `/churn` heap goes 6.6 → 7.3 and then holds.
 //! - Retention: the fitted growth per cycle exceeds `RETENTION_SIGMAS` noise
 //!   and every increment inside the fit is positive beyond noise ("rises by
 //!   a similar amount each cycle").
@@ -24,9 +24,8 @@
 //!   clear leak (after-GC 4.4 → 5.5 → 5.9 MB at 1500 requests a cycle)
 //!   was called inconclusive when its slope was held against it.
 
-use serde::{Deserialize, Serialize};
-
 use super::fit::{increments, least_squares};
+use crate::model::{Metric, MetricFit, Series, Trend};
 use crate::units::MB;
 
 /// How many noise deviations a cycle's growth must exceed to count. Three
@@ -40,55 +39,26 @@ pub const UNCLEAR_SIGMAS: f64 = 2.0;
 /// A later step under this fraction of the first one is "levelling off".
 const CONVERGING_RATIO: f64 = 0.5;
 
+/// A counter counts units: a steady rise of one unit per cycle matters.
+const COUNTER_NOISE: f64 = 0.5;
+
 /// Repeatability of one after-GC reading on a route that keeps nothing.
-/// heapUsed: about 0.1 MB here (the seed's 7.3 / 7.4 / 7.4). external and
-/// arrayBuffers move only with buffers. rss moves with the allocator's
-/// page cache, so it needs a wider floor.
-pub fn noise_floor(metric: &str) -> f64 {
-    match metric {
-        "heapUsed" => 0.1 * MB,
-        "external" | "arrayBuffers" => 0.05 * MB,
-        "rss" => 1.0 * MB,
-        _ => 0.0,
+/// heapUsed: about 0.1 MB here (METHOD.md's /churn reads 7.3 / 7.4 / 7.4).
+/// external and arrayBuffers move only with buffers. rss moves with the
+/// allocator's page cache, so it needs a wider floor.
+pub fn noise_floor(series: &Series) -> f64 {
+    match series {
+        Series::Memory(Metric::HeapUsed | Metric::HeapTotal) => 0.1 * MB,
+        Series::Memory(Metric::External | Metric::ArrayBuffers) => 0.05 * MB,
+        Series::Memory(Metric::Rss) => 1.0 * MB,
+        Series::Counter(_) => COUNTER_NOISE,
     }
-}
-
-/// What one metric's series shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Trend {
-    /// Flat within noise.
-    Flat,
-    /// Grows each cycle in proportion to the load.
-    Growing,
-    /// Grew, then levelled off.
-    Converging,
-    /// Neither flat nor clearly growing.
-    Unclear,
-}
-
-/// The fit of one metric, as it appears in the JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetricFit {
-    /// `heapUsed`, `external`, `arrayBuffers`, `rss` or a counter's name.
-    pub metric: String,
-    pub slope_bytes_per_request: f64,
-    /// After-GC reading minus the one before, per cycle (cycle 1 against the baseline).
-    pub increments: Vec<f64>,
-    /// How far one cycle's growth may be off: the larger of the floor and
-    /// the fit's standard error of the growth per cycle.
-    pub noise_bytes: f64,
-    /// Slope times the mean requests per cycle.
-    pub growth_per_cycle_bytes: f64,
-    /// First cycle whose reading the fit used (1 when the warm-up step was left out).
-    pub fitted_from_cycle: u32,
-    pub trend: Trend,
 }
 
 /// Judges a series: `values[0]` is the baseline, `values[i]` the after-GC
 /// reading of cycle `i`; `requests[i - 1]` the responses of cycle `i`.
 pub fn judge_series(
-    metric: &str,
+    metric: &Series,
     values: &[f64],
     requests: &[u64],
     floor: f64,
@@ -117,7 +87,7 @@ pub fn judge_series(
     let inside: &[f64] = &steps[first..];
     let trend = classify(growth, inside, noise, floor);
     Some(MetricFit {
-        metric: metric.to_string(),
+        metric: metric.clone(),
         slope_bytes_per_request: line.slope,
         increments: steps,
         noise_bytes: noise,
@@ -165,19 +135,19 @@ fn classify(growth: f64, steps: &[f64], noise: f64, floor: f64) -> Trend {
 mod tests {
     use super::*;
 
-    const SEED_CYCLE: [u64; 3] = [20_000, 20_000, 20_000];
+    const METHOD_CYCLE: [u64; 3] = [20_000, 20_000, 20_000];
 
     fn mb(values: &[f64]) -> Vec<f64> {
         values.iter().map(|v| v * MB).collect()
     }
 
     #[test]
-    fn seed_leak_is_growing_at_043_kb_per_request() {
+    fn method_leak_is_growing_at_043_kb_per_request() {
         let fit = judge_series(
-            "heapUsed",
+            &Series::HEAP_USED,
             &mb(&[7.6, 16.3, 24.8, 33.2]),
-            &SEED_CYCLE,
-            noise_floor("heapUsed"),
+            &METHOD_CYCLE,
+            noise_floor(&Series::HEAP_USED),
         )
         .unwrap();
         assert_eq!(fit.trend, Trend::Growing);
@@ -186,12 +156,12 @@ mod tests {
     }
 
     #[test]
-    fn seed_churn_is_flat_after_warm_up() {
+    fn method_churn_is_flat_after_warm_up() {
         let fit = judge_series(
-            "heapUsed",
+            &Series::HEAP_USED,
             &mb(&[6.6, 7.3, 7.4, 7.4]),
-            &SEED_CYCLE,
-            noise_floor("heapUsed"),
+            &METHOD_CYCLE,
+            noise_floor(&Series::HEAP_USED),
         )
         .unwrap();
         assert_eq!(fit.trend, Trend::Flat);
@@ -201,10 +171,10 @@ mod tests {
     #[test]
     fn filling_cache_converges() {
         let fit = judge_series(
-            "heapUsed",
+            &Series::HEAP_USED,
             &mb(&[7.0, 12.0, 15.0, 16.0, 16.2]),
             &[1000; 4],
-            noise_floor("heapUsed"),
+            noise_floor(&Series::HEAP_USED),
         )
         .unwrap();
         assert_eq!(fit.trend, Trend::Converging);
@@ -213,10 +183,10 @@ mod tests {
     #[test]
     fn scattered_growth_is_unclear() {
         let fit = judge_series(
-            "heapUsed",
+            &Series::HEAP_USED,
             &mb(&[7.0, 7.0, 7.6, 7.5, 8.1]),
             &[1000; 4],
-            noise_floor("heapUsed"),
+            noise_floor(&Series::HEAP_USED),
         )
         .unwrap();
         assert_eq!(fit.trend, Trend::Unclear, "{fit:?}");
@@ -224,11 +194,17 @@ mod tests {
 
     #[test]
     fn one_cycle_keeps_the_baseline_in_the_fit() {
-        let floor = noise_floor("heapUsed");
-        let fit = judge_series("heapUsed", &mb(&[7.0, 9.0]), &[1000], floor).unwrap();
+        let floor = noise_floor(&Series::HEAP_USED);
+        let fit = judge_series(&Series::HEAP_USED, &mb(&[7.0, 9.0]), &[1000], floor).unwrap();
         assert_eq!(fit.fitted_from_cycle, 0);
         assert_eq!(fit.trend, Trend::Growing);
-        let fit = judge_series("heapUsed", &mb(&[7.0, 9.0, 9.05]), &[1000; 2], floor).unwrap();
+        let fit = judge_series(
+            &Series::HEAP_USED,
+            &mb(&[7.0, 9.0, 9.05]),
+            &[1000; 2],
+            floor,
+        )
+        .unwrap();
         assert_eq!(fit.fitted_from_cycle, 1);
         assert_eq!(fit.trend, Trend::Flat);
     }
@@ -244,7 +220,13 @@ mod tests {
             baseline + 790_912.0 + 356_904.0,
             baseline + 790_912.0 + 356_904.0 - 201_840.0,
         ];
-        let fit = judge_series("heapUsed", &values, &[3000; 3], noise_floor("heapUsed")).unwrap();
+        let fit = judge_series(
+            &Series::HEAP_USED,
+            &values,
+            &[3000; 3],
+            noise_floor(&Series::HEAP_USED),
+        )
+        .unwrap();
         assert_eq!(fit.trend, Trend::Flat, "{fit:?}");
     }
 
@@ -252,10 +234,10 @@ mod tests {
     fn a_steady_leak_with_one_uneven_step_is_growing() {
         // /leak at 1500 requests a cycle: +1.1 MB then +0.4 MB after warm-up.
         let fit = judge_series(
-            "heapUsed",
+            &Series::HEAP_USED,
             &mb(&[3.4, 4.4, 5.5, 5.9]),
             &[1500; 3],
-            noise_floor("heapUsed"),
+            noise_floor(&Series::HEAP_USED),
         )
         .unwrap();
         assert_eq!(fit.trend, Trend::Growing, "{fit:?}");

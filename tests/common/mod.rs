@@ -125,7 +125,7 @@ pub fn run_to_end(mut command: Command) -> Finished {
 /// PIDs of live processes whose command line contains `marker` (zombies
 /// have an empty command line and do not match).
 pub fn processes_matching(marker: &str) -> Vec<u32> {
-    use leakcheck::target::port::{all_pids, command_line};
+    use leakcheck::procfs::{all_pids, command_line};
     all_pids()
         .into_iter()
         .filter(|pid| *pid != std::process::id() && command_line(*pid).contains(marker))
@@ -184,7 +184,7 @@ pub fn none_running(command: &[String]) -> bool {
     let script = &command[1];
     let port = command.last().unwrap();
     processes_matching(script).iter().all(|pid| {
-        !leakcheck::target::port::command_line(*pid)
+        !leakcheck::procfs::command_line(*pid)
             .split(' ')
             .any(|arg| arg == port.as_str())
     })

@@ -3,17 +3,13 @@
 
 use crate::cli::RunProps;
 use crate::cycle::CyclePlan;
-use crate::model::RouteResult;
+use crate::model::{Finding, FindingKind, RouteResult};
 use crate::probe::Probe;
 use crate::report::progress::Progress;
 
 /// Whether a route's verdict asks for the holder, and the probe can tell.
 pub(super) fn wants_diagnosis(props: &RunProps, route: &RouteResult, probe: &dyn Probe) -> bool {
-    use crate::verdict::VerdictKind::*;
-    let retains = route
-        .verdict
-        .as_ref()
-        .is_some_and(|v| matches!(v.kind, Retention | OffHeapRetention | CounterGrowth));
+    let retains = route.verdict.as_ref().is_some_and(|v| v.kind.is_leak());
     props.diagnose && retains && probe.inspector().is_some()
 }
 
@@ -39,13 +35,20 @@ pub(super) async fn diagnose_route(
         owns_target: !props.command.is_empty(),
     };
     match crate::diagnose::diagnose(probe, diagnose_plan, &say).await {
-        Ok(diagnosis) => into.diagnosis = Some(diagnosis),
+        Ok(diagnosis) => {
+            if let Some(verdict) = into.verdict.as_mut()
+                && let Some(action) = crate::verdict::action::after_diagnosis(&diagnosis)
+            {
+                verdict.action = action;
+            }
+            into.diagnosis = Some(diagnosis);
+        }
         Err(error) => {
             if let Some(verdict) = into.verdict.as_mut() {
-                verdict.findings.push(crate::verdict::Finding {
-                    kind: "diagnosis-failed".into(),
-                    message: format!("naming the holder failed: {:#}", anyhow::Error::new(error)),
-                });
+                verdict.findings.push(Finding::new(
+                    FindingKind::DiagnosisFailed,
+                    format!("naming the holder failed: {:#}", anyhow::Error::new(error)),
+                ));
             }
         }
     }

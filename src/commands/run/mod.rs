@@ -17,11 +17,14 @@ use crate::cli::{Attach, RunProps};
 use crate::cycle::{CyclePlan, run_route};
 use crate::inspector::Inspector;
 use crate::load::{LoadPlan, RequestSpec, Stop};
-use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo};
+use crate::model::{
+    Outcome, OutcomeStatus, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo,
+};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
+use crate::process::{LaunchSpec, Target};
+use crate::procfs;
 use crate::report::progress::Progress;
-use crate::target::{LaunchSpec, Target, port};
 use crate::verdict::Options;
 use diagnosis::{diagnose_route, wants_diagnosis};
 use outcome::{exit_on_second_interrupt, outcome_of};
@@ -107,14 +110,14 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     result.outcome = outcome_of(measured, slot.as_ref(), stopped.as_ref());
     outcome::mark_partial_routes(&mut result);
     if stopped.is_some() {
-        result.outcome.target_stopped = stopped.map(|s| format!("{s:?}"));
+        result.outcome.target_stopped = stopped;
         let freed = wait_port_free(http.addr).await;
         result.outcome.port_freed = Some(freed);
         if !freed {
             progress.say(&format!(
                 "warning: port {} is still in use after the target stopped, {}",
                 http.addr.port(),
-                port::describe_holders(http.addr.port())
+                procfs::describe_holders(http.addr.port())
             ));
         }
     }
@@ -140,13 +143,15 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         .comparison
         .as_ref()
         .is_some_and(|c| c.regressions().next().is_some());
-    Ok(if result.outcome.status != "complete" || load_failed {
-        RunEnd::Failed
-    } else if result.any_leak() || regressed {
-        RunEnd::Leak
-    } else {
-        RunEnd::Clean
-    })
+    Ok(
+        if result.outcome.status != OutcomeStatus::Complete || load_failed {
+            RunEnd::Failed
+        } else if result.any_leak() || regressed {
+            RunEnd::Leak
+        } else {
+            RunEnd::Clean
+        },
+    )
 }
 
 /// Runs every route, (re)starting the target as `--fresh` asks. The target
@@ -241,7 +246,7 @@ async fn restart_pause(
         bail!(
             "port {} stayed busy after the target stopped, {}; use --no-fresh to keep one process",
             addr.port(),
-            port::describe_holders(addr.port())
+            procfs::describe_holders(addr.port())
         );
     }
     Ok(())
@@ -279,7 +284,7 @@ async fn connect_probe(
                 }
             }
             Err(_) => {
-                let serving = port::holders_of(http.addr.port())
+                let serving = procfs::holders_of(http.addr.port())
                     .first()
                     .map_or(target.pid, |h| h.pid);
                 progress.say(&format!(
@@ -297,7 +302,7 @@ async fn connect_probe(
         }
     };
     result.target.node_version = connected.node_version;
-    result.target.probe = connected.probe.kind().into();
+    result.target.probe = Some(connected.probe.kind());
     Ok(connected.probe)
 }
 
@@ -338,7 +343,7 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
         target: TargetInfo {
             command: props.command.clone(),
             pid: None,
-            probe: String::new(),
+            probe: None,
             node_version: None,
             url: props.url.clone(),
         },

@@ -1,8 +1,8 @@
 //! How a run ended: the outcome recorded in the result, partial routes
 //! marked, and a second Ctrl-C that exits at once.
 
-use crate::model::{Outcome, RunResult};
-use crate::target::{Stopped, Target};
+use crate::model::{Finding, FindingKind, Outcome, OutcomeStatus, RunResult, Stopped};
+use crate::process::Target;
 
 pub(super) fn outcome_of(
     measured: Option<anyhow::Result<()>>,
@@ -11,7 +11,7 @@ pub(super) fn outcome_of(
 ) -> Outcome {
     match measured {
         Some(Ok(())) => Outcome {
-            status: "complete".into(),
+            status: OutcomeStatus::Complete,
             ..Outcome::default()
         },
         Some(Err(error)) => {
@@ -20,14 +20,14 @@ pub(super) fn outcome_of(
                 message = format!("the target exited ({how}) during the run: {message}");
             }
             Outcome {
-                status: "failed".into(),
+                status: OutcomeStatus::Failed,
                 error: Some(message),
                 target_output: target.map(Target::tail_lines).unwrap_or_default(),
                 ..Outcome::default()
             }
         }
         None => Outcome {
-            status: "interrupted".into(),
+            status: OutcomeStatus::Interrupted,
             error: Some("interrupted by Ctrl-C; the readings so far are kept".into()),
             ..Outcome::default()
         },
@@ -43,13 +43,13 @@ pub(super) fn mark_partial_routes(result: &mut RunResult) {
         if done < planned
             && let Some(verdict) = route.verdict.as_mut()
         {
-            verdict.findings.push(crate::verdict::Finding {
-                kind: "partial".into(),
-                message: format!(
+            verdict.findings.push(Finding::new(
+                FindingKind::Partial,
+                format!(
                     "only {done} of {planned} cycles completed before the run stopped; the verdict \
                      covers those and cannot tell warm-up from a trend with fewer than 2"
                 ),
-            });
+            ));
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use crate::net::accepts_connections;
-use crate::target::port;
+use crate::procfs;
 
 /// How long the port may stay busy after the target exited.
 const PORT_RELEASE: Duration = Duration::from_secs(3);
@@ -19,7 +19,7 @@ pub(super) async fn refuse_busy_port(addr: SocketAddr) -> anyhow::Result<()> {
              server will listen on",
             addr.port(),
             addr.ip(),
-            port::describe_holders(addr.port())
+            procfs::describe_holders(addr.port())
         );
     }
     Ok(())

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
-use super::port;
 use super::watch::{FaultReporter, collect_output, watch_exit};
+use crate::model::{self, Stopped};
 
 /// The inspector flag leakcheck adds: loopback only, a port the kernel picks.
 /// The inspector runs arbitrary code for whoever connects, so never 0.0.0.0.
@@ -58,16 +58,6 @@ pub struct LaunchSpec {
     /// Told, once, when the target exits or starts exiting on its own, so a
     /// run can stop waiting on a process that will not answer again.
     pub faults: Option<watch::Sender<Option<String>>>,
-}
-
-/// How the target ended when leakcheck stopped it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Stopped {
-    /// It had already exited on its own.
-    AlreadyExited(String),
-    Terminated(String),
-    /// It ignored SIGTERM for the whole grace period.
-    Killed,
 }
 
 pub struct Target {
@@ -265,11 +255,11 @@ impl Target {
             self.stopped = true;
             // Whatever it started may still run.
             signal_group(self.pid, libc::SIGKILL);
-            return Stopped::AlreadyExited(describe_status(status));
+            return Stopped::AlreadyExited(exit_status_of(status));
         }
         signal_group(self.pid, libc::SIGTERM);
         let outcome = match tokio::time::timeout(self.grace, self.child.wait()).await {
-            Ok(Ok(status)) => Stopped::Terminated(describe_status(status)),
+            Ok(Ok(status)) => Stopped::Terminated(exit_status_of(status)),
             _ => {
                 signal_group(self.pid, libc::SIGKILL);
                 let _ = self.child.wait().await;
@@ -299,13 +289,18 @@ fn signal_group(pid: u32, signal: libc::c_int) {
     }
 }
 
-pub fn describe_status(status: ExitStatus) -> String {
+/// The model's view of a process's end: its exit code or its signal.
+pub fn exit_status_of(status: ExitStatus) -> model::ExitStatus {
     use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit code {code}"),
-        (None, Some(signal)) => format!("signal {signal}"),
-        _ => "an unknown status".to_string(),
+    model::ExitStatus {
+        exit_code: status.code(),
+        signal: status.signal(),
     }
+}
+
+/// "exit code 1", "signal 9": for messages.
+pub fn describe_status(status: ExitStatus) -> String {
+    exit_status_of(status).to_string()
 }
 
 fn pick_inspector(urls: &[String], app_port: u16) -> Option<String> {
@@ -313,11 +308,16 @@ fn pick_inspector(urls: &[String], app_port: u16) -> Option<String> {
         [] => None,
         [only] => Some(only.clone()),
         many => {
-            let serving: Vec<u32> = port::holders_of(app_port).iter().map(|h| h.pid).collect();
+            let serving: Vec<u32> = crate::procfs::holders_of(app_port)
+                .iter()
+                .map(|h| h.pid)
+                .collect();
             many.iter()
                 .find(|url| {
                     inspector_port(url).is_some_and(|p| {
-                        port::holders_of(p).iter().any(|h| serving.contains(&h.pid))
+                        crate::procfs::holders_of(p)
+                            .iter()
+                            .any(|h| serving.contains(&h.pid))
                     })
                 })
                 .cloned()

@@ -1,6 +1,6 @@
 //! Who listens on a TCP port, read from /proc (Linux): the socket's inode in
 //! /proc/net/tcp{,6}, then the process whose fd points at that inode. This is
-//! the seed's step 8 ("read the process id from the last column") without
+//! the method's last step (stop the server by its PID, METHOD.md) without
 //! netstat.
 
 use std::collections::HashSet;

@@ -1,0 +1,165 @@
+//! What holds a route's retention, as data: the grown classes of two heap
+//! snapshots, the holders the snapshot engine named, and the allocation
+//! sites the sampling heap profiler saw survive. The snapshot engine fills
+//! `ClassDiff` and `Holder` directly (they are also what `leakcheck
+//! inspect` and `diff` print), so they live here, at the bottom, and the
+//! engine depends on this plain-data module and nothing else of the crate.
+
+use serde::{Deserialize, Serialize};
+
+/// What holds a route's retention, from two heap snapshots around one more
+/// cycle and the sampling heap profiler during it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnosis {
+    /// Requests of the extra cycle.
+    pub requests: u64,
+    /// Grown classes (Comparison view), largest size delta first.
+    pub classes: Vec<ClassDiff>,
+    /// What holds the new objects of the top grown classes.
+    pub holders: Vec<Holder>,
+    /// Frames whose allocations during the cycle survived collection.
+    pub allocation_sites: Vec<AllocationSite>,
+    /// The cycle ran with inlining off, so a handler's allocations are
+    /// charged to it, not to the caller V8 inlined it into (only on a
+    /// target leakcheck launched).
+    #[serde(default)]
+    pub sites_without_inlining: bool,
+    /// Snapshot sizes, bytes: before and after the cycle.
+    pub snapshot_bytes: [u64; 2],
+    /// Where the snapshots were written (`--snapshots DIR`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub snapshot_files: Vec<String>,
+    /// Seconds: snapshots (transfer, target paused, parse overlapped), analysis.
+    pub snapshot_seconds: f64,
+    pub analysis_seconds: f64,
+    /// The target's rss before the first snapshot and after the second:
+    /// what writing snapshots cost it.
+    pub target_rss_before: u64,
+    pub target_rss_after: u64,
+}
+
+impl Diagnosis {
+    /// Holders grouped by the object that holds (one holder is listed per
+    /// grown class, and one variable often holds several classes), in the
+    /// order of their largest class.
+    pub fn holders_by_object(&self) -> Vec<Vec<&Holder>> {
+        let mut groups: Vec<Vec<&Holder>> = Vec::new();
+        for holder in &self.holders {
+            match groups
+                .iter_mut()
+                .find(|g| g[0].holder_id == holder.holder_id)
+            {
+                Some(group) => group.push(holder),
+                None => groups.push(vec![holder]),
+            }
+        }
+        groups
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllocationSite {
+    pub function: String,
+    pub url: String,
+    /// 1-based, as editors count.
+    pub line: u32,
+    pub column: u32,
+    /// Sampled bytes still alive after the cycle's collection.
+    pub bytes: u64,
+    /// The line of this function that names the holder (its text beside
+    /// it), found in the script's source: the line a user goes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_line_text: Option<String>,
+    /// The inspector's id of the script, to read its source; not reported.
+    #[serde(skip)]
+    pub script_id: String,
+}
+
+/// One class in DevTools' Comparison view: objects new in the later
+/// snapshot, objects gone from the earlier one, and the sizes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassDiff {
+    pub class: String,
+    pub new_count: u64,
+    pub deleted_count: u64,
+    pub delta_count: i64,
+    pub alloc_size: u64,
+    pub freed_size: u64,
+    pub size_delta: i64,
+}
+
+/// What kind of slot keeps a holder: where in the code to look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HolderKind {
+    #[serde(rename = "closure or module variable")]
+    ClosureVariable,
+    #[serde(rename = "global property")]
+    GlobalProperty,
+    #[serde(rename = "object property")]
+    ObjectProperty,
+    #[serde(rename = "Map/Set entries")]
+    MapSetEntries,
+    #[serde(rename = "event listener list")]
+    EventListenerList,
+    #[serde(rename = "timer list")]
+    TimerList,
+    #[serde(rename = "internal")]
+    Internal,
+}
+
+impl HolderKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            HolderKind::ClosureVariable => "closure or module variable",
+            HolderKind::GlobalProperty => "global property",
+            HolderKind::ObjectProperty => "object property",
+            HolderKind::MapSetEntries => "Map/Set entries",
+            HolderKind::EventListenerList => "event listener list",
+            HolderKind::TimerList => "timer list",
+            HolderKind::Internal => "internal",
+        }
+    }
+}
+
+impl std::fmt::Display for HolderKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One step of a retainer path, root first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathStep {
+    pub edge_type: String,
+    pub edge_name: String,
+    pub node_type: String,
+    pub node_name: String,
+    pub node_id: u32,
+}
+
+/// The object that keeps a grown class's new objects, and the variable
+/// that keeps that object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Holder {
+    /// The grown class whose new objects it holds.
+    pub class: String,
+    /// The variable or property that keeps it: `kept`, `globalThis.cache`, `bus._events.data`.
+    pub name: String,
+    pub kind: HolderKind,
+    /// The holder object: `Array`, `Map`, ….
+    pub holder_class: String,
+    pub holder_id: u32,
+    /// New objects of the class under this holder, and their self sizes.
+    pub objects: u64,
+    pub new_bytes: u64,
+    /// Everything the holder keeps alive.
+    pub retained_bytes: u64,
+    /// For a module or closure variable: the script that declares it.
+    pub script: Option<String>,
+    /// Root first.
+    pub path: Vec<PathStep>,
+    /// The path on one line, DevTools style.
+    pub path_text: String,
+}

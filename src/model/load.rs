@@ -1,0 +1,68 @@
+//! What one load run measured, as the result and `leakcheck load --json`
+//! report it. Field names follow autocannon's JSON where one exists.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The result of one load run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    pub duration_s: f64,
+    /// Stopped early (Ctrl-C): the figures cover what was sent until then.
+    pub interrupted: bool,
+    /// Requests that ended, as a response or an error.
+    pub requests: u64,
+    pub responses: u64,
+    pub requests_per_second: f64,
+    pub status: StatusCounts,
+    pub non_2xx: u64,
+    pub errors: u64,
+    /// Errors by kind: `connect_refused`, `connect`, `reset`, `timeout`,
+    /// `malformed`, `closed`, `io`.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub timeouts: u64,
+    /// Connections opened again after the server closed one.
+    pub reconnects: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub throughput_bytes_per_second: f64,
+    /// Absent when no response arrived.
+    pub latency_ms: Option<LatencySummary>,
+}
+
+impl LoadReport {
+    /// Responses with a 2xx status: the requests that did the route's work.
+    pub fn successes(&self) -> u64 {
+        self.status.s2xx
+    }
+}
+
+/// Responses by status class. Field names follow autocannon's JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StatusCounts {
+    #[serde(rename = "1xx")]
+    pub s1xx: u64,
+    #[serde(rename = "2xx")]
+    pub s2xx: u64,
+    #[serde(rename = "3xx")]
+    pub s3xx: u64,
+    #[serde(rename = "4xx")]
+    pub s4xx: u64,
+    #[serde(rename = "5xx")]
+    pub s5xx: u64,
+    pub other: u64,
+}
+
+/// Latency percentiles in milliseconds (autocannon's unit and names).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}

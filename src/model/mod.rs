@@ -1,0 +1,204 @@
+//! The result of a run: one typed, serialisable model that every part
+//! fills (the cycle runner, the verdict, the diagnosis, the snapshot
+//! engine) and every report format reads. It is the bottom layer: it
+//! imports nothing from the crate, so any part may depend on it. Its JSON
+//! form is versioned by `schema_version` and documented in `schema.json`;
+//! bytes are integers, kinds are enums serialised as the strings users'
+//! scripts match on.
+
+mod diagnosis;
+mod load;
+mod outcome;
+mod sample;
+mod verdict;
+
+use serde::{Deserialize, Serialize};
+
+pub use diagnosis::{AllocationSite, ClassDiff, Diagnosis, Holder, HolderKind, PathStep};
+pub use load::{LatencySummary, LoadReport, StatusCounts};
+pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
+pub use sample::{Metric, Sample, Series};
+pub use verdict::{
+    Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Trend, Verdict, VerdictKind,
+};
+
+/// Bumped when a field changes meaning or disappears (not when one is added).
+/// 2: `outcome.target_stopped` is an object (`how`, `exit_code`, `signal`)
+/// instead of Rust's debug text.
+pub const SCHEMA_VERSION: u32 = 2;
+/// Versions whose files `--baseline` and `leakcheck report` still read.
+pub const READABLE_SCHEMA_VERSIONS: [u32; 2] = [1, 2];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub leakcheck_version: String,
+    /// Seconds since the Unix epoch when the run started.
+    pub started_at_unix_s: u64,
+    pub target: TargetInfo,
+    pub settings: Settings,
+    pub routes: Vec<RouteResult>,
+    pub outcome: Outcome,
+    /// The comparison with a previous result (`--baseline`), when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The command leakcheck launched; empty when it attached.
+    pub command: Vec<String>,
+    pub pid: Option<u32>,
+    /// How memory was read; absent when the run stopped before a probe connected.
+    pub probe: Option<ProbeKind>,
+    pub node_version: Option<String>,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub cycles: u32,
+    pub requests_per_cycle: u64,
+    pub connections: usize,
+    pub routes: Vec<String>,
+    pub method: String,
+    /// Whether the target was restarted before each route.
+    pub fresh: bool,
+    /// The `--max-retained` gate, bytes per request.
+    pub max_retained_bytes_per_request: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouteResult {
+    pub route: String,
+    /// The target process this route was measured in (a fresh one per
+    /// route unless `--no-fresh`); absent when attached through endpoints.
+    pub pid: Option<u32>,
+    /// Settled after-GC reading before the first cycle.
+    pub baseline: Option<Sample>,
+    pub cycles: Vec<CycleResult>,
+    /// Slopes of the after-GC series, bytes per request (absent with fewer
+    /// than two readings).
+    pub retained_bytes_per_request: Option<RetainedPerRequest>,
+    pub verdict: Option<Verdict>,
+    /// The holder of the retention (inspector targets; `--no-diagnose` skips it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleResult {
+    /// 1-based.
+    pub cycle: u32,
+    /// Requests that ended (responses and errors).
+    pub requests: u64,
+    pub responses: u64,
+    pub errors: u64,
+    pub non_2xx: u64,
+    pub duration_s: f64,
+    pub after_load: Sample,
+    pub after_gc: Sample,
+    pub load: LoadReport,
+}
+
+impl RouteResult {
+    /// The figure that made this route's verdict.
+    pub fn figure(&self) -> Option<&Figure> {
+        self.verdict.as_ref().map(|v| &v.figure)
+    }
+
+    /// Whether this route's verdict is a leak (after the gate).
+    pub fn is_leak(&self) -> bool {
+        self.verdict.as_ref().is_some_and(|v| v.leak)
+    }
+
+    /// The after-GC readings: the baseline, then one per cycle.
+    pub fn after_gc_series(&self) -> impl Iterator<Item = &Sample> {
+        self.baseline
+            .iter()
+            .chain(self.cycles.iter().map(|c| &c.after_gc))
+    }
+}
+
+impl RunResult {
+    /// "no route keeps memory", "1 route keeps memory", "2 routes keep memory".
+    pub fn headline(&self) -> String {
+        let leaks = self.routes.iter().filter(|r| r.is_leak()).count();
+        match leaks {
+            0 => "no route keeps memory".to_string(),
+            1 => "1 route keeps memory".to_string(),
+            n => format!("{n} routes keep memory"),
+        }
+    }
+
+    /// True when a route's verdict says memory is retained.
+    pub fn any_leak(&self) -> bool {
+        self.routes.iter().any(RouteResult::is_leak)
+    }
+}
+
+/// A run compared with the previous release's result (`--baseline`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Where the previous result came from (its path).
+    pub baseline: String,
+    pub tolerance: f64,
+    pub routes: Vec<RouteComparison>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteComparison {
+    pub route: String,
+    /// The series compared: the one whose figure made the new verdict.
+    #[serde(default = "heap_used")]
+    pub metric: Series,
+    /// Retained bytes per request of `metric`, before and now.
+    pub old_retained_per_request: Option<f64>,
+    pub new_retained_per_request: Option<f64>,
+    /// Last after-GC heapUsed, bytes, before and now.
+    pub old_after_gc_heap_used: Option<u64>,
+    pub new_after_gc_heap_used: Option<u64>,
+    pub old_verdict: Option<VerdictKind>,
+    pub new_verdict: Option<VerdictKind>,
+    pub regressed: bool,
+    /// One sentence with both figures.
+    pub message: String,
+}
+
+fn heap_used() -> Series {
+    Series::HEAP_USED
+}
+
+impl Comparison {
+    pub fn regressions(&self) -> impl Iterator<Item = &RouteComparison> {
+        self.routes.iter().filter(|r| r.regressed)
+    }
+}
+
+/// How memory is read from the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeKind {
+    /// The Node inspector (Chrome DevTools Protocol): forced collections.
+    Inspector,
+    /// The app's own `/gc` and `/mem` endpoints.
+    Endpoints,
+    /// /proc/PID/status: rss only, no forced collections.
+    Proc,
+}
+
+impl ProbeKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKind::Inspector => "inspector",
+            ProbeKind::Endpoints => "endpoints",
+            ProbeKind::Proc => "proc",
+        }
+    }
+}
+
+impl std::fmt::Display for ProbeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,152 @@
+//! What one reading of the target holds, and the names of the series the
+//! verdict fits: the memory figures of `process.memoryUsage()` and the
+//! user's counters.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// One reading of `process.memoryUsage()`, in bytes, plus any counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub rss: u64,
+    pub heap_total: u64,
+    pub heap_used: u64,
+    pub external: u64,
+    pub array_buffers: u64,
+    /// User counters (`--counter NAME=EXPR`), by name; `null` when the
+    /// expression failed at that reading.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counters: BTreeMap<String, Option<f64>>,
+}
+
+/// The five memory figures, for code that walks them all in one order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    Rss,
+    HeapTotal,
+    HeapUsed,
+    External,
+    ArrayBuffers,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 5] = [
+        Metric::Rss,
+        Metric::HeapTotal,
+        Metric::HeapUsed,
+        Metric::External,
+        Metric::ArrayBuffers,
+    ];
+
+    /// The name `process.memoryUsage()` gives it, which is also its name
+    /// in the JSON result.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Rss => "rss",
+            Metric::HeapTotal => "heapTotal",
+            Metric::HeapUsed => "heapUsed",
+            Metric::External => "external",
+            Metric::ArrayBuffers => "arrayBuffers",
+        }
+    }
+
+    fn from_label(label: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.label() == label)
+    }
+}
+
+impl Sample {
+    pub fn get(&self, metric: Metric) -> u64 {
+        match metric {
+            Metric::Rss => self.rss,
+            Metric::HeapTotal => self.heap_total,
+            Metric::HeapUsed => self.heap_used,
+            Metric::External => self.external,
+            Metric::ArrayBuffers => self.array_buffers,
+        }
+    }
+
+    /// The value of a series at this reading; `None` for a counter that
+    /// is missing or failed here.
+    pub fn value(&self, series: &Series) -> Option<f64> {
+        match series {
+            Series::Memory(metric) => Some(self.get(*metric) as f64),
+            Series::Counter(name) => *self.counters.get(name)?,
+        }
+    }
+}
+
+/// A series the verdict fits: a memory figure or a user's counter. In the
+/// JSON it is the figure's name (`heapUsed`) or the counter's name; the
+/// CLI refuses counters named like a memory figure, so the two never mix.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Series {
+    Memory(Metric),
+    Counter(String),
+}
+
+impl Series {
+    pub const HEAP_USED: Series = Series::Memory(Metric::HeapUsed);
+    pub const EXTERNAL: Series = Series::Memory(Metric::External);
+    pub const ARRAY_BUFFERS: Series = Series::Memory(Metric::ArrayBuffers);
+    pub const RSS: Series = Series::Memory(Metric::Rss);
+
+    pub fn name(&self) -> &str {
+        match self {
+            Series::Memory(metric) => metric.label(),
+            Series::Counter(name) => name,
+        }
+    }
+
+    pub fn is_memory(&self) -> bool {
+        matches!(self, Series::Memory(_))
+    }
+
+    /// Whether a counter may take `name` (it must not shadow a memory figure).
+    pub fn is_reserved_name(name: &str) -> bool {
+        Metric::from_label(name).is_some()
+    }
+}
+
+impl std::fmt::Display for Series {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Series {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Series {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Ok(match Metric::from_label(&name) {
+            Some(metric) => Series::Memory(metric),
+            None => Series::Counter(name),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_round_trip_through_their_json_names() {
+        for series in [Series::HEAP_USED, Series::Counter("sessions".into())] {
+            let json = serde_json::to_string(&series).unwrap();
+            let back: Series = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, series);
+        }
+        assert_eq!(
+            serde_json::to_string(&Series::ARRAY_BUFFERS).unwrap(),
+            "\"arrayBuffers\""
+        );
+        assert!(Series::is_reserved_name("rss"));
+        assert!(!Series::is_reserved_name("sessions"));
+    }
+}

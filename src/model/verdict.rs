@@ -1,0 +1,184 @@
+//! A route's verdict as data: the row of the method's reading table, the
+//! findings beside it, the per-series fits, and the one figure that made
+//! the verdict (the gate, the headline and the baseline all read that one).
+
+use serde::{Deserialize, Serialize};
+
+use super::sample::Series;
+
+/// The rows of the method's reading table (METHOD.md, "Reading the result").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerdictKind {
+    NoRetention,
+    WorkingSet,
+    Retention,
+    OffHeapRetention,
+    CounterGrowth,
+    Inconclusive,
+}
+
+impl VerdictKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            VerdictKind::NoRetention => "no-retention",
+            VerdictKind::WorkingSet => "working-set",
+            VerdictKind::Retention => "retention",
+            VerdictKind::OffHeapRetention => "off-heap-retention",
+            VerdictKind::CounterGrowth => "counter-growth",
+            VerdictKind::Inconclusive => "inconclusive",
+        }
+    }
+
+    /// Whether this row is a leak (exit code 1).
+    pub fn is_leak(self) -> bool {
+        matches!(
+            self,
+            VerdictKind::Retention | VerdictKind::OffHeapRetention | VerdictKind::CounterGrowth
+        )
+    }
+}
+
+impl std::fmt::Display for VerdictKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a finding beside a verdict is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// The first cycle grew once (JIT code, lazy initialisation).
+    WarmUp,
+    /// Only the after-load reading was high: garbage not yet collected.
+    GarbagePending,
+    /// arrayBuffers grew far more than rss: pages never written.
+    UntouchedPages,
+    /// Errors or non-2xx responses during load.
+    LoadErrors,
+    /// A series grew and levelled off.
+    Converging,
+    /// Retention at or under `--max-retained`.
+    WithinGate,
+    /// The run stopped before every cycle of the route completed.
+    Partial,
+    /// The probe could not force collections (`--proc`).
+    NoForcedGc,
+    /// Naming the holder failed; the measurements stand.
+    DiagnosisFailed,
+}
+
+impl FindingKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::WarmUp => "warm-up",
+            FindingKind::GarbagePending => "garbage-pending",
+            FindingKind::UntouchedPages => "untouched-pages",
+            FindingKind::LoadErrors => "load-errors",
+            FindingKind::Converging => "converging",
+            FindingKind::WithinGate => "within-gate",
+            FindingKind::Partial => "partial",
+            FindingKind::NoForcedGc => "no-forced-gc",
+            FindingKind::DiagnosisFailed => "diagnosis-failed",
+        }
+    }
+}
+
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Something worth saying beside the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub message: String,
+}
+
+impl Finding {
+    pub fn new(kind: FindingKind, message: impl Into<String>) -> Finding {
+        Finding {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// What one series shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trend {
+    /// Flat within noise.
+    Flat,
+    /// Grows each cycle in proportion to the load.
+    Growing,
+    /// Grew, then levelled off.
+    Converging,
+    /// Neither flat nor clearly growing.
+    Unclear,
+}
+
+/// The fit of one series, as it appears in the JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricFit {
+    /// `heapUsed`, `external`, `arrayBuffers`, `rss` or a counter's name.
+    pub metric: Series,
+    pub slope_bytes_per_request: f64,
+    /// After-GC reading minus the one before, per cycle (cycle 1 against the baseline).
+    pub increments: Vec<f64>,
+    /// How far one cycle's growth may be off: the larger of the floor and
+    /// the fit's standard error of the growth per cycle.
+    pub noise_bytes: f64,
+    /// Slope times the mean requests per cycle.
+    pub growth_per_cycle_bytes: f64,
+    /// First cycle whose reading the fit used (1 when the warm-up step was left out).
+    pub fitted_from_cycle: u32,
+    pub trend: Trend,
+}
+
+/// The figure that made a verdict: the series it was read from and its
+/// retained bytes per request. `retention` is heapUsed (rss when the probe
+/// could not force collections), `off-heap-retention` the off-heap series
+/// that grew; every other row reports heapUsed (rss without forced GC).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub metric: Series,
+    pub bytes_per_request: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub kind: VerdictKind,
+    pub leak: bool,
+    /// One sentence quoting the figures.
+    pub summary: String,
+    /// What to do, from the method's table.
+    pub action: String,
+    pub findings: Vec<Finding>,
+    pub fits: Vec<MetricFit>,
+    /// The figure that made the verdict; the `--max-retained` gate, the
+    /// headline of every report and the `--baseline` comparison read it.
+    pub figure: Figure,
+}
+
+impl Verdict {
+    pub fn fit(&self, series: &Series) -> Option<&MetricFit> {
+        self.fits.iter().find(|f| &f.metric == series)
+    }
+
+    pub fn has_finding(&self, kind: FindingKind) -> bool {
+        self.findings.iter().any(|f| f.kind == kind)
+    }
+}
+
+/// Slopes of the after-GC series, bytes per request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RetainedPerRequest {
+    pub heap_used: f64,
+    pub external: f64,
+    pub array_buffers: f64,
+    pub rss: f64,
+}

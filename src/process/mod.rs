@@ -1,0 +1,7 @@
+//! The process under test: launching it with the inspector on loopback,
+//! readiness, and stopping it by PID. Reading /proc is `crate::procfs`.
+
+mod launch;
+mod watch;
+
+pub use launch::{INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status};

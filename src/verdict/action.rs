@@ -1,0 +1,131 @@
+//! What to do once the diagnosis has named the holder. Before it, the
+//! verdict's action is the method's ("take two heap snapshots… read the
+//! retainer path"); after it, leakcheck has done that, so the action is
+//! about the variable it found, in the words of the slot's kind.
+
+use crate::model::{Diagnosis, HolderKind};
+
+/// The action for a route whose diagnosis named at least one holder.
+pub fn after_diagnosis(diagnosis: &Diagnosis) -> Option<String> {
+    let groups = diagnosis.holders_by_object();
+    let holder = groups.first()?.first()?;
+    let name = &holder.name;
+    let place = holder
+        .script
+        .as_deref()
+        .map_or(String::new(), |s| format!(" in {s}"));
+    let fix = match holder.kind {
+        HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty => {
+            format!(
+                "`{name}`{place} keeps what each request adds: bound it (an LRU or a TTL), or drop \
+                 the reference when the request ends"
+            )
+        }
+        HolderKind::MapSetEntries => format!(
+            "`{name}`{place} gains entries per request that are never deleted: delete them when \
+             they are done, or bound the map (an LRU or a TTL)"
+        ),
+        HolderKind::EventListenerList => format!(
+            "listeners are added to `{name}`{place} per request and never removed: remove them \
+             (off/removeListener) when the request ends, or register one listener at start-up"
+        ),
+        HolderKind::TimerList => format!(
+            "timers started per request are still pending in `{name}`{place}: clear them \
+             (clearTimeout/clearInterval) when the request ends"
+        ),
+        HolderKind::Internal => format!(
+            "V8-internal object `{name}` keeps what each request adds: follow its retainer path \
+             ({}) to the code that reaches it",
+            holder.path_text
+        ),
+    };
+    let site = diagnosis
+        .allocation_sites
+        .iter()
+        .find(|s| s.holder_line.is_some())
+        .and_then(|s| {
+            Some(format!(
+                " It is stored at {}:{}: `{}`",
+                s.url,
+                s.holder_line?,
+                s.holder_line_text.as_deref()?.trim()
+            ))
+        })
+        .unwrap_or_default();
+    let mut text = fix;
+    if let Some(first) = text.get_mut(0..1) {
+        first.make_ascii_uppercase();
+    }
+    Some(format!("{text}.{site}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{AllocationSite, Holder};
+
+    fn diagnosis(kind: HolderKind, line: Option<u32>) -> Diagnosis {
+        Diagnosis {
+            requests: 100,
+            classes: Vec::new(),
+            holders: vec![Holder {
+                class: "Object".into(),
+                name: "keptRequests".into(),
+                kind,
+                holder_class: "Array".into(),
+                holder_id: 7,
+                objects: 100,
+                new_bytes: 6400,
+                retained_bytes: 9000,
+                script: Some("server.mjs".into()),
+                path: Vec::new(),
+                path_text: "(GC roots) → keptRequests".into(),
+            }],
+            allocation_sites: vec![AllocationSite {
+                function: "handle".into(),
+                url: "file:///app/server.mjs".into(),
+                line: 10,
+                column: 3,
+                bytes: 4096,
+                holder_line: line,
+                holder_line_text: line.map(|_| "  keptRequests.push(req.headers);".into()),
+                script_id: String::new(),
+            }],
+            sites_without_inlining: true,
+            snapshot_bytes: [0, 0],
+            snapshot_files: Vec::new(),
+            snapshot_seconds: 0.0,
+            analysis_seconds: 0.0,
+            target_rss_before: 0,
+            target_rss_after: 0,
+        }
+    }
+
+    #[test]
+    fn names_the_holder_and_the_line_that_stores_into_it() {
+        let text = after_diagnosis(&diagnosis(HolderKind::ClosureVariable, Some(12))).unwrap();
+        assert!(
+            text.starts_with("`keptRequests` in server.mjs keeps"),
+            "{text}"
+        );
+        assert!(
+            text.contains("server.mjs:12: keptRequests.push(req.headers);"),
+            "{text}"
+        );
+        assert!(!text.contains("take two heap snapshots"), "{text}");
+    }
+
+    #[test]
+    fn listener_lists_ask_for_removal() {
+        let text = after_diagnosis(&diagnosis(HolderKind::EventListenerList, None)).unwrap();
+        assert!(text.starts_with("Listeners are added"), "{text}");
+        assert!(!text.contains("stored at"), "{text}");
+    }
+
+    #[test]
+    fn no_holder_keeps_the_methods_action() {
+        let mut d = diagnosis(HolderKind::Internal, None);
+        d.holders.clear();
+        assert_eq!(after_diagnosis(&d), None);
+    }
+}
