@@ -23,9 +23,9 @@ impl std::fmt::Display for PortHolder {
 /// TCP state code for LISTEN in /proc/net/tcp.
 const TCP_LISTEN: &str = "0A";
 
-/// Inodes of the sockets listening on `port`, on any address, v4 or v6.
-fn listening_inodes(port: u16) -> HashSet<u64> {
-    let mut inodes = HashSet::new();
+/// Every listening TCP socket, v4 and v6: its local port and inode.
+fn listening_sockets() -> Vec<(u16, u64)> {
+    let mut sockets = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let Ok(text) = fs::read_to_string(table) else {
             continue;
@@ -35,45 +35,37 @@ fn listening_inodes(port: u16) -> HashSet<u64> {
             if fields.len() < 10 || fields[3] != TCP_LISTEN {
                 continue;
             }
-            let local_port = fields[1]
+            let port = fields[1]
                 .rsplit(':')
                 .next()
                 .and_then(|p| u16::from_str_radix(p, 16).ok());
-            if local_port == Some(port)
+            if let Some(port) = port
                 && let Ok(inode) = fields[9].parse::<u64>()
                 && inode != 0
             {
-                inodes.insert(inode);
+                sockets.push((port, inode));
             }
         }
     }
-    inodes
+    sockets
+}
+
+/// Inodes of the sockets listening on `port`, on any address, v4 or v6.
+fn listening_inodes(port: u16) -> HashSet<u64> {
+    listening_sockets()
+        .into_iter()
+        .filter(|(p, _)| *p == port)
+        .map(|(_, inode)| inode)
+        .collect()
 }
 
 /// Ports on which process `pid` listens.
 pub fn listening_ports_of(pid: u32) -> Vec<u16> {
     let owned = socket_inodes_of(pid);
     let mut ports = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = fs::read_to_string(table) else {
-            continue;
-        };
-        for line in text.lines().skip(1) {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if fields.len() < 10 || fields[3] != TCP_LISTEN {
-                continue;
-            }
-            let inode = fields[9].parse::<u64>().unwrap_or(0);
-            let port = fields[1]
-                .rsplit(':')
-                .next()
-                .and_then(|p| u16::from_str_radix(p, 16).ok());
-            if let Some(port) = port
-                && owned.contains(&inode)
-                && !ports.contains(&port)
-            {
-                ports.push(port);
-            }
+    for (port, inode) in listening_sockets() {
+        if owned.contains(&inode) && !ports.contains(&port) {
+            ports.push(port);
         }
     }
     ports

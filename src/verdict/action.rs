@@ -109,7 +109,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("server.mjs:12: keptRequests.push(req.headers);"),
+            text.contains("server.mjs:12: `keptRequests.push(req.headers);`"),
             "{text}"
         );
         assert!(!text.contains("take two heap snapshots"), "{text}");

@@ -2,9 +2,7 @@
 //! JSON validated against schema.json (complete and failed runs), `report`
 //! re-rendering a saved result, and the baseline comparison of two runs.
 
-mod common;
-
-use common::*;
+use crate::util::*;
 
 struct Outputs {
     _dir: tempfile::TempDir,
@@ -24,18 +22,15 @@ fn outputs() -> Outputs {
     }
 }
 
-/// Runs the rows server with `args` and the given environment.
+/// Runs the rows server with `args` and the given environment; the table
+/// goes to stdout, the files where `args` say.
 fn run_rows(args: &[&str], env: &[(&str, &str)]) -> Finished {
     let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let command = target_command("rows-server.mjs", port);
-    let mut all = vec!["run", "--url", &url, "-q"];
-    all.extend_from_slice(args);
-    let mut leakcheck_command = leakcheck();
-    leakcheck_command
-        .args(with_command(&all, &command))
-        .envs(env.iter().copied());
-    run_to_end(leakcheck_command)
+    let mut run = RunArgs::new(port).table().args(args);
+    for (name, value) in env {
+        run = run.env(name, value);
+    }
+    run.run(&target_command("rows-server.mjs", port))
 }
 
 fn validate(json_text: &str) {
@@ -134,21 +129,10 @@ fn a_real_run_renders_html_markdown_and_schema_valid_json() {
 #[test]
 fn a_failed_run_still_matches_the_schema() {
     let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let command = target_command("fault-server.mjs", port);
-    let args = [
-        "run",
-        "--url",
-        &url,
-        "--route",
-        "/exit-after?n=1500",
-        "-a",
-        "1000",
-        "--json",
-        "-",
-        "-q",
-    ];
-    let finished = run_leakcheck(&with_command(&args, &command));
+    let finished = RunArgs::new(port)
+        .routes(&["/exit-after?n=1500"])
+        .requests("1000")
+        .run(&target_command("fault-server.mjs", port));
     assert_eq!(finished.code, 2);
     validate(&finished.stdout);
 }
@@ -207,13 +191,14 @@ fn baseline_passes_an_unchanged_route_and_fails_one_that_keeps_more() {
         "{}",
         regressed.stderr
     );
-    let json: serde_json::Value =
+    let result: RunResult =
         serde_json::from_str(&std::fs::read_to_string(&more.json).unwrap()).unwrap();
-    let row = &json["comparison"]["routes"][0];
-    assert_eq!(row["regressed"], true);
+    let row = &result.comparison.as_ref().unwrap().routes[0];
+    assert!(row.regressed);
+    assert_eq!(row.metric.name(), "heapUsed");
     let (old, new) = (
-        row["old_retained_per_request"].as_f64().unwrap(),
-        row["new_retained_per_request"].as_f64().unwrap(),
+        row.old_retained_per_request.unwrap(),
+        row.new_retained_per_request.unwrap(),
     );
     assert!(new > old + 3000.0, "the message's figures: {old} → {new}");
     validate(&std::fs::read_to_string(&more.json).unwrap());

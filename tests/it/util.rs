@@ -1,13 +1,17 @@
 //! Helpers shared by the integration tests: running the real binary with a
-//! deadline, free ports, and guards that stop every process a test starts by
-//! its PID, even when the test fails.
-#![allow(dead_code)]
+//! deadline, one builder for `leakcheck run`'s arguments, the typed result,
+//! free ports, and guards that stop every process a test starts by its PID,
+//! even when the test fails.
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+pub use leakcheck::model::{
+    FindingKind, OutcomeStatus, ProbeKind, RouteResult, RunResult, Stopped, Verdict, VerdictKind,
+};
 
 /// No leakcheck run in a test may take longer than this.
 pub const RUN_DEADLINE: Duration = Duration::from_secs(120);
@@ -70,6 +74,24 @@ impl Drop for Guard {
     }
 }
 
+/// Reads the child's stderr (piped) until a line contains `needle`: the
+/// event a test waits for, instead of a sleep. Panics if it ends first.
+pub fn wait_for_stderr(guard: &mut Guard, needle: &str) {
+    use std::io::BufRead;
+    let stderr = guard.0.stderr.as_mut().expect("stderr is piped");
+    let mut reader = std::io::BufReader::new(stderr);
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let n = reader.read_line(&mut line).unwrap();
+        assert!(n > 0, "leakcheck ended before printing {needle:?}:\n{seen}");
+        seen.push_str(&line);
+        if line.contains(needle) {
+            return;
+        }
+    }
+}
+
 /// What a finished leakcheck run printed.
 pub struct Finished {
     pub code: i32,
@@ -86,6 +108,139 @@ impl Finished {
             )
         })
     }
+
+    /// The run's result as leakcheck's own model (stdout must hold `--json -`).
+    pub fn result(&self) -> RunResult {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not a leakcheck result ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// `leakcheck run` against `http://127.0.0.1:PORT`, built one flag at a
+/// time: `--json -` and `-q` unless told otherwise, then `-- COMMAND`.
+pub struct RunArgs {
+    url: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    json: bool,
+    quiet: bool,
+}
+
+impl RunArgs {
+    pub fn new(port: u16) -> RunArgs {
+        RunArgs::with_url(&format!("http://127.0.0.1:{port}"))
+    }
+
+    pub fn with_url(url: &str) -> RunArgs {
+        RunArgs {
+            url: url.to_string(),
+            args: Vec::new(),
+            env: Vec::new(),
+            json: true,
+            quiet: true,
+        }
+    }
+
+    pub fn routes(mut self, routes: &[&str]) -> RunArgs {
+        for route in routes {
+            self.args.extend(["--route".to_string(), route.to_string()]);
+        }
+        self
+    }
+
+    pub fn cycles(self, cycles: u32) -> RunArgs {
+        self.args(&["--cycles", &cycles.to_string()])
+    }
+
+    /// `-a`: requests per cycle.
+    pub fn requests(self, requests: &str) -> RunArgs {
+        self.args(&["-a", requests])
+    }
+
+    pub fn args(mut self, args: &[&str]) -> RunArgs {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    pub fn env(mut self, name: &str, value: &str) -> RunArgs {
+        self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Leaves stdout to the terminal table (no `--json -`).
+    pub fn table(mut self) -> RunArgs {
+        self.json = false;
+        self
+    }
+
+    /// Keeps the progress lines on stderr (no `-q`), for tests that wait
+    /// for a step.
+    pub fn progress(mut self) -> RunArgs {
+        self.quiet = false;
+        self
+    }
+
+    /// The command line, ending in `-- target...` (nothing after `--`
+    /// when `target` is empty: an attached run).
+    pub fn command(self, target: &[String]) -> Command {
+        let mut command = leakcheck();
+        command.args(["run", "--url", &self.url]);
+        if self.quiet {
+            command.arg("-q");
+        }
+        if self.json {
+            command.args(["--json", "-"]);
+        }
+        command.args(&self.args);
+        if !target.is_empty() {
+            command.arg("--").args(target);
+        }
+        command.envs(self.env);
+        command
+    }
+
+    /// Runs to the end (bounded by `RUN_DEADLINE`).
+    pub fn run(self, target: &[String]) -> Finished {
+        run_to_end(self.command(target))
+    }
+}
+
+/// Looking a route up in a result by its path.
+pub trait RouteLookup {
+    fn route(&self, name: &str) -> &RouteResult;
+}
+
+impl RouteLookup for RunResult {
+    fn route(&self, name: &str) -> &RouteResult {
+        self.routes
+            .iter()
+            .find(|r| r.route == name)
+            .unwrap_or_else(|| panic!("no route {name} in {:#?}", self.routes))
+    }
+}
+
+/// A route's verdict, which every finished route has.
+pub fn verdict_of(route: &RouteResult) -> &Verdict {
+    route
+        .verdict
+        .as_ref()
+        .unwrap_or_else(|| panic!("route {} has no verdict: {route:#?}", route.route))
+}
+
+pub fn finding_kinds(verdict: &Verdict) -> Vec<FindingKind> {
+    verdict.findings.iter().map(|f| f.kind).collect()
+}
+
+/// Retained bytes per request of the route's heapUsed.
+pub fn heap_per_request(route: &RouteResult) -> f64 {
+    route
+        .retained_bytes_per_request
+        .expect("a finished route has its slopes")
+        .heap_used
 }
 
 /// Runs leakcheck with `args` to the end (bounded by `RUN_DEADLINE`).
@@ -188,14 +343,6 @@ pub fn none_running(command: &[String]) -> bool {
             .split(' ')
             .any(|arg| arg == port.as_str())
     })
-}
-
-/// Builds leakcheck's arguments: `args`, then `--`, then `command`.
-pub fn with_command<'a>(args: &[&'a str], command: &'a [String]) -> Vec<&'a str> {
-    let mut all = args.to_vec();
-    all.push("--");
-    all.extend(command.iter().map(String::as_str));
-    all
 }
 
 /// Starts the demo server by itself (for attach tests), with `node_flags`

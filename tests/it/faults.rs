@@ -3,17 +3,10 @@
 //! Each test checks the exit code, the message, the partial JSON, that the
 //! port is free and that no process it started is left.
 
-mod common;
-
-use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
-
-fn url(port: u16) -> String {
-    format!("http://127.0.0.1:{port}")
-}
+use crate::util::*;
 
 /// Runs leakcheck on the fault server with `route` and `extra` flags (JSON
 /// on stdout), and checks what every fault must leave: the port free and
@@ -21,14 +14,11 @@ fn url(port: u16) -> String {
 fn run_fault(route: &str, extra: &[&str], env: &[(&str, &str)]) -> Finished {
     let port = free_port();
     let command = target_command("fault-server.mjs", port);
-    let u = url(port);
-    let mut args = vec!["run", "--url", &u, "--route", route, "--json", "-", "-q"];
-    args.extend_from_slice(extra);
-    let mut leakcheck_command = leakcheck();
-    leakcheck_command
-        .args(with_command(&args, &command))
-        .envs(env.iter().copied());
-    let finished = run_to_end(leakcheck_command);
+    let mut args = RunArgs::new(port).routes(&[route]).args(extra);
+    for (name, value) in env {
+        args = args.env(name, value);
+    }
+    let finished = args.run(&command);
     assert!(port_is_free(port), "port {port} left busy");
     assert!(none_running(&command), "the target was left running");
     finished
@@ -38,15 +28,19 @@ fn run_fault(route: &str, extra: &[&str], env: &[(&str, &str)]) -> Finished {
 fn target_exiting_mid_run_keeps_the_readings_so_far() {
     let finished = run_fault("/exit-after?n=2500", &["-a", "1000"], &[]);
     assert_eq!(finished.code, 2);
-    let json = finished.json();
-    assert_eq!(json["outcome"]["status"], "failed");
-    let error = json["outcome"]["error"].as_str().unwrap();
+    let result = finished.result();
+    assert_eq!(result.outcome.status, OutcomeStatus::Failed);
+    let error = result.outcome.error.as_deref().unwrap();
     assert!(error.contains("the target exited (exit code 7)"), "{error}");
-    let output = json["outcome"]["target_output"].to_string();
+    let output = result.outcome.target_output.join("\n");
     assert!(output.contains("exiting on request 2500"), "{output}");
-    let cycles = json["routes"][0]["cycles"].as_array().unwrap();
-    assert_eq!(cycles.len(), 2, "the two cycles before the exit are kept");
-    assert!(json["routes"][0]["baseline"]["heap_used"].as_u64().unwrap() > 0);
+    let route = &result.routes[0];
+    assert_eq!(
+        route.cycles.len(),
+        2,
+        "the two cycles before the exit are kept"
+    );
+    assert!(route.baseline.as_ref().unwrap().heap_used > 0);
     assert!(
         finished.stderr.contains("exit code 7"),
         "{}",
@@ -58,21 +52,16 @@ fn target_exiting_mid_run_keeps_the_readings_so_far() {
 fn inspector_dropping_mid_run_fails_cleanly() {
     let finished = run_fault("/drop-inspector?n=1500", &["-a", "1000"], &[]);
     assert_eq!(finished.code, 2);
-    let json = finished.json();
+    let result = finished.result();
+    let error = result.outcome.error.as_deref().unwrap();
+    assert!(error.contains("inspector connection closed"), "{error}");
+    assert_eq!(result.routes[0].cycles.len(), 1);
+    let verdict = verdict_of(&result.routes[0]);
+    assert!(verdict.has_finding(FindingKind::Partial), "{verdict:#?}");
     assert!(
-        json["outcome"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("inspector connection closed")
-    );
-    assert_eq!(json["routes"][0]["cycles"].as_array().unwrap().len(), 1);
-    let findings = json["routes"][0]["verdict"]["findings"].to_string();
-    assert!(findings.contains("partial"), "{findings}");
-    assert!(
-        json["outcome"]["target_stopped"]
-            .as_str()
-            .unwrap()
-            .starts_with("Terminated")
+        matches!(result.outcome.target_stopped, Some(Stopped::Terminated(_))),
+        "{:?}",
+        result.outcome.target_stopped
     );
 }
 
@@ -86,11 +75,14 @@ fn server_that_stops_answering_ends_in_bounded_time() {
     );
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(finished.code, 2, "a route with no success proves nothing");
-    let json = finished.json();
-    let cycle = &json["routes"][0]["cycles"][0];
-    assert_eq!(cycle["errors"], 20);
-    assert_eq!(cycle["load"]["timeouts"], 20);
-    assert_eq!(json["routes"][0]["verdict"]["kind"], "inconclusive");
+    let result = finished.result();
+    let cycle = &result.routes[0].cycles[0];
+    assert_eq!(cycle.errors, 20);
+    assert_eq!(cycle.load.timeouts, 20);
+    assert_eq!(
+        verdict_of(&result.routes[0]).kind,
+        VerdictKind::Inconclusive
+    );
 }
 
 #[test]
@@ -100,9 +92,31 @@ fn target_ignoring_sigterm_is_killed_after_the_grace_period() {
         &["--cycles", "1", "-a", "200", "--grace", "500ms"],
         &[("IGNORE_SIGTERM", "1")],
     );
-    let json = finished.json();
-    assert_eq!(json["outcome"]["target_stopped"], "Killed");
-    assert_eq!(json["outcome"]["port_freed"], true);
+    let result = finished.result();
+    assert_eq!(result.outcome.target_stopped, Some(Stopped::Killed));
+    assert_eq!(result.outcome.port_freed, Some(true));
+}
+
+/// Starts a run of /ok that would take minutes and returns once its load
+/// has started (progress prints a line per step when stderr is not a
+/// terminal; the baseline is taken before the load).
+fn start_long_run(port: u16, command: &[String], extra: &[&str], env: &[(&str, &str)]) -> Guard {
+    let mut run = RunArgs::new(port)
+        .table()
+        .progress()
+        .routes(&["/ok"])
+        .requests("5000000")
+        .args(extra);
+    for (name, value) in env {
+        run = run.env(name, value);
+    }
+    let mut leakcheck_command = run.command(command);
+    leakcheck_command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut guard = Guard::spawn(&mut leakcheck_command);
+    wait_for_stderr(&mut guard, "sending load");
+    guard
 }
 
 /// Starts a long run, signals leakcheck once the baseline is taken, and
@@ -113,42 +127,21 @@ fn interrupt_with(signal: i32) {
     let dir = tempfile::tempdir().unwrap();
     let json_path = dir.path().join("partial.json");
     let json_text = json_path.display().to_string();
-    let u = url(port);
-    let args = [
-        "run", "--url", &u, "--route", "/ok", "-a", "5000000", "--json", &json_text,
-    ];
-    let mut leakcheck_command = leakcheck();
-    leakcheck_command
-        .args(with_command(&args, &command))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut guard = Guard::spawn(&mut leakcheck_command);
-    let mut err = guard.0.stderr.take().unwrap();
-    // Non-interactive progress prints a line per step: wait for the load.
-    let mut seen = String::new();
-    let mut byte = [0u8; 1];
-    while !seen.contains("sending load") {
-        assert_eq!(
-            err.read(&mut byte).unwrap(),
-            1,
-            "leakcheck ended early: {seen}"
-        );
-        seen.push(byte[0] as char);
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    let mut guard = start_long_run(port, &command, &["--json", &json_text], &[]);
     // SAFETY: signalling the leakcheck process this test started, by PID.
     unsafe { libc::kill(guard.pid() as i32, signal) };
     let status = guard.wait_within(Duration::from_secs(20));
     assert_eq!(status.code(), Some(2));
-    let json: serde_json::Value =
+    let result: RunResult =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     assert_eq!(
-        json["outcome"]["status"], "interrupted",
-        "{:#}",
-        json["outcome"]
+        result.outcome.status,
+        OutcomeStatus::Interrupted,
+        "{:#?}",
+        result.outcome
     );
-    assert!(json["routes"][0]["baseline"]["heap_used"].as_u64().unwrap() > 0);
-    assert_eq!(json["outcome"]["port_freed"], true);
+    assert!(result.routes[0].baseline.as_ref().unwrap().heap_used > 0);
+    assert_eq!(result.outcome.port_freed, Some(true));
     assert!(port_is_free(port));
     assert!(none_running(&command));
 }
@@ -167,25 +160,17 @@ fn sigterm_stops_the_target_and_writes_partial_results() {
 fn a_second_ctrl_c_exits_at_once_and_the_target_still_dies() {
     let port = free_port();
     let command = target_command("fault-server.mjs", port);
-    let u = url(port);
     // A target that ignores SIGTERM and a long grace: the first Ctrl-C
     // would wait 60 s for it; the second must not.
-    let args = [
-        "run", "--url", &u, "--route", "/ok", "-a", "5000000", "--grace", "60s", "-q",
-    ];
-    let mut leakcheck_command = leakcheck();
-    leakcheck_command
-        .args(with_command(&args, &command))
-        .env("IGNORE_SIGTERM", "1")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut guard = Guard::spawn(&mut leakcheck_command);
-    wait_listening(port);
-    std::thread::sleep(Duration::from_millis(1000));
+    let ignore = [("IGNORE_SIGTERM", "1")];
+    let mut guard = start_long_run(port, &command, &["--grace", "60s"], &ignore);
     let started = Instant::now();
     // SAFETY: signalling the leakcheck process this test started, by PID.
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
-    std::thread::sleep(Duration::from_millis(1000));
+    wait_for_stderr(&mut guard, "stopping the target");
+    // A second signal right behind the first is the same keypress (or a
+    // group-wide SIGTERM); only one after SECOND_SIGNAL_AFTER cuts short.
+    std::thread::sleep(Duration::from_millis(600));
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
     let status = guard.wait_within(Duration::from_secs(10));
     assert_eq!(status.code(), Some(2));

@@ -2,14 +2,12 @@
 //! framings, servers that close connections, fail, or stall, and a refused
 //! port. Every server is started by the test and killed by its PID.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::util::*;
 
 /// The test server, stopped when dropped.
 struct LoadServer {

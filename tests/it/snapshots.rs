@@ -3,12 +3,10 @@
 //! JavaScript oracle (another dominator algorithm), and a truncated file
 //! refused with its byte offset.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::util::*;
 
 /// Runs a leak scenario from tests/targets/leaks, which writes
 /// before.heapsnapshot and after.heapsnapshot into a fresh directory.

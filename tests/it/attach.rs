@@ -3,13 +3,13 @@
 //! is not `node` itself (NODE_OPTIONS), a non-Node command (proc fallback),
 //! `sample`, `snapshot`, and the loopback-only rule for inspectors.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use leakcheck::model::Sample;
+
+use crate::util::*;
 
 /// A demo server started by the test with its inspector on a random
 /// loopback port; returns the guard, the app port and the ws URL.
@@ -52,32 +52,23 @@ fn host_port(ws_url: &str) -> String {
 #[test]
 fn run_attaches_to_a_running_inspector_and_leaves_the_target_running() {
     let (mut guard, port, ws) = inspected_demo();
-    let url = format!("http://127.0.0.1:{port}");
-    let inspect = host_port(&ws);
-    let finished = run_leakcheck(&[
-        "run",
-        "--url",
-        &url,
-        "--route",
-        "/leak",
-        "-a",
-        "3000",
-        "--inspect",
-        &inspect,
-        "--json",
-        "-",
-        "-q",
-    ]);
+    let finished = RunArgs::new(port)
+        .routes(&["/leak"])
+        .requests("3000")
+        .args(&["--inspect", &host_port(&ws)])
+        .run(&[]);
     assert_eq!(finished.code, 1, "{}", finished.stderr);
-    let json = finished.json();
-    assert_eq!(json["target"]["probe"], "inspector");
+    let result = finished.result();
+    assert_eq!(result.target.probe, Some(ProbeKind::Inspector));
     assert!(
-        json["target"]["node_version"]
-            .as_str()
+        result
+            .target
+            .node_version
+            .as_deref()
             .unwrap()
             .starts_with('v')
     );
-    assert_eq!(json["routes"][0]["verdict"]["kind"], "retention");
+    assert_eq!(verdict_of(&result.routes[0]).kind, VerdictKind::Retention);
     assert!(
         guard.0.try_wait().unwrap().is_none(),
         "an attached target keeps running"
@@ -89,9 +80,9 @@ fn sample_through_a_ws_url_after_gc() {
     let (_guard, _port, ws) = inspected_demo();
     let finished = run_leakcheck(&["sample", "--inspect", &ws, "--gc", "--json", "-"]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    let json = finished.json();
-    assert!(json["heap_used"].as_u64().unwrap() > 1_000_000);
-    assert!(json["rss"].as_u64().unwrap() > json["heap_used"].as_u64().unwrap());
+    let sample: Sample = serde_json::from_str(&finished.stdout).unwrap();
+    assert!(sample.heap_used > 1_000_000);
+    assert!(sample.rss > sample.heap_used);
     assert!(finished.stderr.contains("heapUsed"), "{}", finished.stderr);
 }
 
@@ -101,7 +92,8 @@ fn pid_activates_the_inspector_with_sigusr1() {
     let pid = guard.pid().to_string();
     let finished = run_leakcheck(&["sample", "--pid", &pid, "--json", "-"]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    assert!(finished.json()["heap_used"].as_u64().unwrap() > 0);
+    let sample: Sample = serde_json::from_str(&finished.stdout).unwrap();
+    assert!(sample.heap_used > 0);
 }
 
 #[test]
@@ -165,39 +157,39 @@ fn proc_probe_reads_any_process() {
     wait_listening(port);
     let url = format!("http://127.0.0.1:{port}/demo-server.mjs");
     let pid = guard.pid().to_string();
-    let finished = run_leakcheck(&[
-        "run", "--url", &url, "--proc", &pid, "--cycles", "2", "-a", "200", "--json", "-", "-q",
-    ]);
-    let json = finished.json();
-    assert_eq!(json["target"]["probe"], "proc");
-    let verdict = &json["routes"][0]["verdict"];
-    assert!(
-        verdict["findings"].to_string().contains("no-forced-gc"),
-        "{verdict:#}"
-    );
-    assert!(
-        json["routes"][0]["cycles"][1]["after_gc"]["rss"]
-            .as_u64()
-            .unwrap()
-            > 1_000_000
-    );
-    assert_eq!(json["routes"][0]["cycles"][0]["load"]["status"]["2xx"], 200);
+    let finished = RunArgs::with_url(&url)
+        .args(&["--proc", &pid])
+        .cycles(2)
+        .requests("200")
+        .run(&[]);
+    let result = finished.result();
+    assert_eq!(result.target.probe, Some(ProbeKind::Proc));
+    let route = &result.routes[0];
+    let verdict = verdict_of(route);
+    assert!(verdict.has_finding(FindingKind::NoForcedGc), "{verdict:#?}");
+    // Without a heap, every figure is rss's.
+    assert_eq!(verdict.figure.metric.name(), "rss", "{verdict:#?}");
+    assert!(route.cycles[1].after_gc.rss > 1_000_000);
+    assert_eq!(route.cycles[0].load.status.s2xx, 200);
 }
 
 #[test]
 fn a_non_node_command_falls_back_to_proc() {
     let port = free_port();
     let command = python_server(port);
-    let url = format!("http://127.0.0.1:{port}/");
     let started = Instant::now();
-    let finished = run_leakcheck(&with_command(
-        &[
-            "run", "--url", &url, "--cycles", "2", "-a", "100", "--json", "-",
-        ],
-        &command,
-    ));
-    let json = finished.json();
-    assert_eq!(json["target"]["probe"], "proc", "{}", finished.stderr);
+    let finished = RunArgs::new(port)
+        .progress()
+        .cycles(2)
+        .requests("100")
+        .run(&command);
+    let result = finished.result();
+    assert_eq!(
+        result.target.probe,
+        Some(ProbeKind::Proc),
+        "{}",
+        finished.stderr
+    );
     assert!(
         finished
             .stderr
@@ -205,7 +197,7 @@ fn a_non_node_command_falls_back_to_proc() {
         "{}",
         finished.stderr
     );
-    assert_eq!(json["outcome"]["port_freed"], true);
+    assert_eq!(result.outcome.port_freed, Some(true));
     assert!(started.elapsed() < Duration::from_secs(60));
 }
 
@@ -216,15 +208,17 @@ fn a_launcher_script_gets_the_inspector_through_node_options() {
     // bash forks node as a child: the inspector belongs to the child.
     let script = format!("{} {demo} {port}; true", node());
     let command = vec!["bash".to_string(), "-c".to_string(), script];
-    let url = format!("http://127.0.0.1:{port}");
-    let finished = run_leakcheck(&with_command(
-        &[
-            "run", "--url", &url, "--route", "/leak", "-a", "3000", "--json", "-", "-q",
-        ],
-        &command,
-    ));
-    let json = finished.json();
-    assert_eq!(json["target"]["probe"], "inspector", "{}", finished.stderr);
-    assert_eq!(json["routes"][0]["verdict"]["kind"], "retention");
+    let finished = RunArgs::new(port)
+        .routes(&["/leak"])
+        .requests("3000")
+        .run(&command);
+    let result = finished.result();
+    assert_eq!(
+        result.target.probe,
+        Some(ProbeKind::Inspector),
+        "{}",
+        finished.stderr
+    );
+    assert_eq!(verdict_of(&result.routes[0]).kind, VerdictKind::Retention);
     assert!(port_is_free(port));
 }

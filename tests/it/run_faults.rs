@@ -2,11 +2,9 @@
 //! port, a target that exits before listening, a route that fails. Each
 //! asserts the exit code, the message, and that no process is left behind.
 
-mod common;
-
 use std::net::TcpListener;
 
-use common::*;
+use crate::util::*;
 
 #[test]
 fn busy_port_is_refused_naming_its_holder() {
@@ -72,26 +70,20 @@ fn target_exiting_before_listening_reports_code_and_output() {
 #[test]
 fn failing_route_is_never_called_clean() {
     let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
     let command = demo_command(port);
-    let mut args = vec![
-        "run", "--url", &url, "--route", "/missing", "--cycles", "2", "-a", "200", "--json", "-",
-        "-q", "--",
-    ];
-    args.extend(command.iter().map(String::as_str));
-    let finished = run_leakcheck(&args);
+    let finished = RunArgs::new(port)
+        .routes(&["/missing"])
+        .cycles(2)
+        .requests("200")
+        .run(&command);
     assert_eq!(finished.code, 2, "{}", finished.stderr);
-    let json = finished.json();
-    let route = &json["routes"][0];
-    assert_eq!(route["verdict"]["kind"], "inconclusive");
-    assert_eq!(route["verdict"]["leak"], false);
-    assert!(
-        route["verdict"]["summary"]
-            .as_str()
-            .unwrap()
-            .contains("no successful response")
-    );
-    assert_eq!(route["cycles"][0]["non_2xx"], 200);
+    let result = finished.result();
+    let route = &result.routes[0];
+    let verdict = verdict_of(route);
+    assert_eq!(verdict.kind, VerdictKind::Inconclusive);
+    assert!(!verdict.leak);
+    assert!(verdict.summary.contains("no successful response"));
+    assert_eq!(route.cycles[0].non_2xx, 200);
     assert!(port_is_free(port));
     assert!(none_running(&command));
 }

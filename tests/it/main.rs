@@ -1,0 +1,16 @@
+//! The integration tests, one binary: real `node` targets on 127.0.0.1 and
+//! the real `leakcheck` binary, split by topic. `util` holds what they
+//! share (the argument builder, the typed result, process guards).
+
+mod util;
+
+mod attach;
+mod diagnose;
+mod faults;
+mod load;
+mod parsers_never_panic;
+mod reports;
+mod run_demo;
+mod run_faults;
+mod snapshots;
+mod verdicts;
