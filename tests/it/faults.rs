@@ -15,9 +15,7 @@ fn run_fault(route: &str, extra: &[&str], env: &[(&str, &str)]) -> Finished {
     let port = free_port();
     let command = target_command("fault-server.mjs", port);
     let mut args = RunArgs::new(port).routes(&[route]).args(extra);
-    for (name, value) in env {
-        args = args.env(name, value);
-    }
+    args = args.envs(env);
     let finished = args.run(&command);
     assert!(port_is_free(port), "port {port} left busy");
     assert!(none_running(&command), "the target was left running");
@@ -107,9 +105,7 @@ fn start_long_run(port: u16, command: &[String], extra: &[&str], env: &[(&str, &
         .routes(&["/ok"])
         .requests("5000000")
         .args(extra);
-    for (name, value) in env {
-        run = run.env(name, value);
-    }
+    run = run.envs(env);
     let mut leakcheck_command = run.command(command);
     leakcheck_command
         .stdout(Stdio::null())

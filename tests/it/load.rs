@@ -25,14 +25,7 @@ impl LoadServer {
                 .arg(port.to_string())
                 .stdout(std::process::Stdio::null()),
         );
-        let started = Instant::now();
-        while port_is_free(port) {
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "load-server did not start"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_listening(port);
         LoadServer {
             _guard: guard,
             port,

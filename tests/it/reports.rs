@@ -27,9 +27,7 @@ fn outputs() -> Outputs {
 fn run_rows(args: &[&str], env: &[(&str, &str)]) -> Finished {
     let port = free_port();
     let mut run = RunArgs::new(port).table().args(args);
-    for (name, value) in env {
-        run = run.env(name, value);
-    }
+    run = run.envs(env);
     run.run(&target_command("rows-server.mjs", port))
 }
 

@@ -171,6 +171,12 @@ impl RunArgs {
         self
     }
 
+    /// The target's environment: `NAME=value` pairs.
+    pub fn envs(self, env: &[(&str, &str)]) -> RunArgs {
+        env.iter()
+            .fold(self, |run, (name, value)| run.env(name, value))
+    }
+
     /// Leaves stdout to the terminal table (no `--json -`).
     pub fn table(mut self) -> RunArgs {
         self.json = false;

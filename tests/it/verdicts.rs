@@ -18,9 +18,7 @@ fn check(
         .cycles(3)
         .requests(requests)
         .args(extra);
-    for (name, value) in env {
-        args = args.env(name, value);
-    }
+    args = args.envs(env);
     let finished = args.run(&target_command("rows-server.mjs", port));
     assert!(port_is_free(port), "port {port} left busy");
     let result = finished.result();
