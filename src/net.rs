@@ -39,10 +39,23 @@ pub struct HttpTarget {
     pub path: String,
 }
 
+/// The URL as reports show it: a password in it becomes `***`, so that
+/// `http://user:secret@127.0.0.1/` never reaches a JSON, HTML or Markdown
+/// file, a terminal or an error message.
+pub fn redacted(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// Parses an http URL and resolves its host, refusing non-loopback addresses
 /// unless `allow_remote`.
 pub fn resolve_http(url: &str, allow_remote: bool) -> Result<HttpTarget, NetError> {
-    let bad = |why: &str| NetError::BadUrl(url.to_string(), why.to_string());
+    let bad = |why: &str| NetError::BadUrl(redacted(url), why.to_string());
     let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
     if parsed.scheme() != "http" {
         return Err(bad("only http:// is supported (no TLS)"));
@@ -58,7 +71,7 @@ pub fn resolve_http(url: &str, allow_remote: bool) -> Result<HttpTarget, NetErro
         .ok_or_else(|| bad("the host resolves to no address"))?;
     if !allow_remote && !addr.ip().is_loopback() {
         return Err(NetError::NotLoopback {
-            url: url.to_string(),
+            url: redacted(url),
             addr,
         });
     }
@@ -193,6 +206,15 @@ mod tests {
         let t = resolve_http("http://localhost:8080", false).unwrap();
         assert!(t.addr.ip().is_loopback());
         assert_eq!(t.path, "/");
+    }
+
+    #[test]
+    fn a_password_never_leaves_the_url() {
+        let shown = redacted("http://admin:hunter2@127.0.0.1:9750/leak");
+        assert_eq!(shown, "http://admin:***@127.0.0.1:9750/leak");
+        assert_eq!(redacted("http://127.0.0.1:9750/"), "http://127.0.0.1:9750/");
+        let error = resolve_http("http://admin:hunter2@10.1.2.3/", false).unwrap_err();
+        assert!(!error.to_string().contains("hunter2"), "{error}");
     }
 
     #[test]

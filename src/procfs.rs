@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 use std::fs;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// A process listening on a port.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,8 +24,8 @@ impl std::fmt::Display for PortHolder {
 /// TCP state code for LISTEN in /proc/net/tcp.
 const TCP_LISTEN: &str = "0A";
 
-/// Every listening TCP socket, v4 and v6: its local port and inode.
-fn listening_sockets() -> Vec<(u16, u64)> {
+/// Every listening TCP socket, v4 and v6: its local address and inode.
+fn listening_sockets() -> Vec<(SocketAddr, u64)> {
     let mut sockets = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let Ok(text) = fs::read_to_string(table) else {
@@ -35,15 +36,11 @@ fn listening_sockets() -> Vec<(u16, u64)> {
             if fields.len() < 10 || fields[3] != TCP_LISTEN {
                 continue;
             }
-            let port = fields[1]
-                .rsplit(':')
-                .next()
-                .and_then(|p| u16::from_str_radix(p, 16).ok());
-            if let Some(port) = port
+            if let Some(addr) = parse_local_address(fields[1])
                 && let Ok(inode) = fields[9].parse::<u64>()
                 && inode != 0
             {
-                sockets.push((port, inode));
+                sockets.push((addr, inode));
             }
         }
     }
@@ -54,18 +51,47 @@ fn listening_sockets() -> Vec<(u16, u64)> {
 fn listening_inodes(port: u16) -> HashSet<u64> {
     listening_sockets()
         .into_iter()
-        .filter(|(p, _)| *p == port)
+        .filter(|(addr, _)| addr.port() == port)
         .map(|(_, inode)| inode)
+        .collect()
+}
+
+/// `0100007F:1F90` (IPv4, the address in host byte order, hex) or the
+/// 32-hex-digit IPv6 form, as /proc/net/tcp{,6} write a local address.
+fn parse_local_address(text: &str) -> Option<SocketAddr> {
+    let (ip, port) = text.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let ip: IpAddr = match ip.len() {
+        8 => Ipv4Addr::from(u32::from_str_radix(ip, 16).ok()?.swap_bytes()).into(),
+        32 => {
+            let mut bytes = [0u8; 16];
+            for (word, chunk) in bytes.chunks_mut(4).enumerate() {
+                let value = u32::from_str_radix(&ip[word * 8..word * 8 + 8], 16).ok()?;
+                chunk.copy_from_slice(&value.swap_bytes().to_be_bytes());
+            }
+            Ipv6Addr::from(bytes).into()
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+/// The local addresses on which process `pid` listens.
+pub fn listening_addresses_of(pid: u32) -> Vec<SocketAddr> {
+    let owned = socket_inodes_of(pid);
+    listening_sockets()
+        .into_iter()
+        .filter(|(_, inode)| owned.contains(inode))
+        .map(|(addr, _)| addr)
         .collect()
 }
 
 /// Ports on which process `pid` listens.
 pub fn listening_ports_of(pid: u32) -> Vec<u16> {
-    let owned = socket_inodes_of(pid);
     let mut ports = Vec::new();
-    for (port, inode) in listening_sockets() {
-        if owned.contains(&inode) && !ports.contains(&port) {
-            ports.push(port);
+    for addr in listening_addresses_of(pid) {
+        if !ports.contains(&addr.port()) {
+            ports.push(addr.port());
         }
     }
     ports
@@ -160,8 +186,26 @@ mod tests {
         let holders = holders_of(port);
         assert!(holders.iter().any(|h| h.pid == me), "{holders:?}");
         assert!(listening_ports_of(me).contains(&port));
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        assert!(listening_addresses_of(me).contains(&addr));
         assert!(describe_holders(port).contains(&format!("PID {me}")));
         drop(listener);
         assert!(holders_of(port).is_empty());
+    }
+
+    #[test]
+    fn reads_both_address_forms() {
+        assert_eq!(
+            parse_local_address("0100007F:1F90"),
+            Some("127.0.0.1:8080".parse().unwrap())
+        );
+        assert_eq!(
+            parse_local_address("00000000:2405"),
+            Some("0.0.0.0:9221".parse().unwrap())
+        );
+        assert_eq!(
+            parse_local_address("00000000000000000000000001000000:0050"),
+            Some("[::1]:80".parse().unwrap())
+        );
     }
 }

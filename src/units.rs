@@ -34,21 +34,31 @@ pub fn per_request(bytes: f64) -> String {
     }
 }
 
-/// Parses `20000`, `20k`, `2M` request counts.
+/// Parses `20000`, `20k`, `2M`, `1.5k` request counts. A count that does
+/// not fit in 64 bits is an error, never a silent saturation.
 pub fn parse_count(text: &str) -> Result<u64, String> {
     let t = text.trim().to_ascii_lowercase().replace('_', "");
+    let bad = || format!("{text:?} is not a count (e.g. 20000 or 20k)");
     let (digits, factor) = match t.chars().last() {
-        Some('k') => (&t[..t.len() - 1], 1_000.0),
-        Some('m') => (&t[..t.len() - 1], 1_000_000.0),
-        _ => (t.as_str(), 1.0),
+        Some('k') => (&t[..t.len() - 1], 1_000u64),
+        Some('m') => (&t[..t.len() - 1], 1_000_000),
+        _ => (t.as_str(), 1),
     };
-    let value: f64 = digits
-        .parse()
-        .map_err(|_| format!("{text:?} is not a count (e.g. 20000 or 20k)"))?;
-    if value < 0.0 || !value.is_finite() {
-        return Err(format!("{text:?} is not a count (e.g. 20000 or 20k)"));
+    let too_many = || format!("{text:?} is more than {} requests", u64::MAX);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return digits
+            .parse::<u64>()
+            .ok()
+            .and_then(|whole| whole.checked_mul(factor))
+            .ok_or_else(too_many);
     }
-    Ok((value * factor).round() as u64)
+    let value: f64 = digits.parse().map_err(|_| bad())?;
+    let count = value * factor as f64;
+    // 2^53: beyond it an f64 no longer holds every whole number.
+    if !(0.0..=9_007_199_254_740_992.0).contains(&count) {
+        return Err(if count > 0.0 { too_many() } else { bad() });
+    }
+    Ok(count.round() as u64)
 }
 
 /// Parses a byte size: `512`, `0.1KB`, `64 KB`, `1.5MB`, `2GB` (binary units).
@@ -120,6 +130,12 @@ mod tests {
         assert_eq!(parse_count("20k").unwrap(), 20_000);
         assert_eq!(parse_count("2M").unwrap(), 2_000_000);
         assert!(parse_count("lots").is_err());
+        assert_eq!(parse_count("1.5k").unwrap(), 1_500);
+        assert_eq!(parse_count("18446744073709551615").unwrap(), u64::MAX);
+        assert!(parse_count("18446744073709551616").is_err(), "u64::MAX + 1");
+        assert!(parse_count("20000000000000000k").is_err());
+        assert!(parse_count("1e30").is_err());
+        assert!(parse_count("-5").is_err());
         assert_eq!(parse_bytes("0.1KB").unwrap(), 102.4);
         assert_eq!(parse_bytes("64 KB").unwrap(), 65536.0);
         assert!(parse_bytes("3 parsecs").is_err());

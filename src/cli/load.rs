@@ -89,11 +89,10 @@ impl LoadArgs {
                 }
                 None => (route.clone(), 1),
             };
-            if !path.starts_with('/') {
-                anyhow::bail!("--route {route:?} must start with `/`");
-            }
+            super::run::check_route(&path)?;
             routes.push((path, weight.max(1)));
         }
+        crate::limits::check_connections(self.connections)?;
         Ok(LoadProps {
             url: self.url,
             connections: self.connections,

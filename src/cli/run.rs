@@ -107,6 +107,12 @@ impl RequestArgs {
     pub fn into_props(self) -> anyhow::Result<RequestProps> {
         let mut headers = Vec::new();
         for header in &self.headers {
+            if header.contains(['\r', '\n']) {
+                anyhow::bail!(
+                    "-H {header:?} contains a line break, which would split the request: give one \
+                     header per -H"
+                );
+            }
             let (name, value) = header.split_once(':').ok_or_else(|| {
                 anyhow::anyhow!("header {header:?} has no colon: write it as `Name: value`")
             })?;
@@ -114,8 +120,7 @@ impl RequestArgs {
         }
         let body = match (&self.body, &self.body_file) {
             (Some(text), _) => text.clone().into_bytes(),
-            (None, Some(path)) => std::fs::read(path)
-                .map_err(|e| anyhow::anyhow!("cannot read --body-file {}: {e}", path.display()))?,
+            (None, Some(path)) => read_body_file(path)?,
             (None, None) => Vec::new(),
         };
         Ok(RequestProps {
@@ -125,6 +130,41 @@ impl RequestArgs {
             timeout: self.timeout,
         })
     }
+}
+
+/// The largest `--body-file`: a request body is sent once per request and
+/// kept in memory whole; 64 MB is far beyond any API body and stops
+/// `--body-file /dev/zero` from filling memory.
+pub const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
+
+fn read_body_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot read --body-file {}: {e}", path.display()))?;
+    let mut body = Vec::new();
+    file.take(MAX_BODY_BYTES + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| anyhow::anyhow!("cannot read --body-file {}: {e}", path.display()))?;
+    if body.len() as u64 > MAX_BODY_BYTES {
+        anyhow::bail!(
+            "--body-file {} is larger than {} MB, the largest body leakcheck sends",
+            path.display(),
+            MAX_BODY_BYTES >> 20
+        );
+    }
+    Ok(body)
+}
+
+/// Refuses a route that would not make a valid request line: one without
+/// a leading `/`, or with a line break or space that would split it.
+pub(super) fn check_route(route: &str) -> anyhow::Result<()> {
+    if !route.starts_with('/') {
+        anyhow::bail!("--route {route:?} must start with `/` (e.g. --route /{route})");
+    }
+    if route.contains(['\r', '\n', ' ']) {
+        anyhow::bail!("--route {route:?} contains a space or line break: percent-encode it");
+    }
+    Ok(())
 }
 
 /// Everything `leakcheck run` needs, free of clap.
@@ -164,6 +204,10 @@ impl RunArgs {
         if self.requests == 0 || self.connections == 0 {
             anyhow::bail!("--requests and --connections must be at least 1");
         }
+        crate::limits::check_connections(self.connections)?;
+        for route in &self.routes {
+            check_route(route)?;
+        }
         Ok(RunProps {
             url: self.url,
             routes: self.routes,
@@ -198,6 +242,9 @@ pub(super) fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::prob
             let name = name.trim();
             if name.is_empty() || expression.trim().is_empty() {
                 anyhow::bail!("--counter {spec:?} needs both a name and an expression");
+            }
+            if crate::model::Series::is_reserved_name(name) {
+                anyhow::bail!("--counter {name:?} is the name of a memory figure: choose another name");
             }
             Ok(crate::probe::Counter { name: name.to_string(), expression: expression.trim().to_string() })
         })

@@ -21,7 +21,7 @@ pub struct Connected {
 pub async fn connect_inspector(attach: &Attach, allow_remote: bool) -> anyhow::Result<Inspector> {
     let url = match attach {
         Attach::Inspect(spec) => resolve_inspector(spec, allow_remote).await?,
-        Attach::Pid(pid) => activate_by_pid(*pid).await?,
+        Attach::Pid(pid) => activate_by_pid(*pid, allow_remote).await?,
         _ => anyhow::bail!("this needs the inspector: give --inspect HOST:PORT or --pid PID"),
     };
     Ok(Inspector::connect(&url).await?)

@@ -8,14 +8,15 @@ use crate::cli::{DiffArgs, InspectArgs};
 use crate::report::{emit_summary, pretty_json};
 use crate::snapshot::{
     Analysis, BeforeSummary, DiffReport, HeapGraph, InspectReport, diff_graph, inspect_report,
-    parse, summarise_before,
+    parse_sized, summarise_before,
 };
 use crate::units::mb;
 
 fn parse_file(path: &std::path::Path) -> anyhow::Result<HeapGraph> {
     let file = std::fs::File::open(path)
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
-    parse(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    let size = file.metadata().ok().map(|m| m.len()).filter(|len| *len > 0);
+    parse_sized(file, size).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// One line on stderr with the engine's phase times, as BENCHMARKS.md quotes them.

@@ -44,19 +44,25 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
     let mut finished = std::pin::pin!(run.finish());
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     let mut interrupted = false;
+    // One listener for the whole run: a new one per tick could miss a
+    // signal that arrives between two ticks.
+    let mut stop = std::pin::pin!(crate::commands::signals::stop_signal());
+    let mut signal = None;
     let report = loop {
         tokio::select! {
             report = &mut finished => break report?,
             _ = tick.tick() => bar.set_position(progress.completed()),
-            _ = tokio::signal::ctrl_c(), if !interrupted => {
+            received = &mut stop, if !interrupted => {
                 interrupted = true;
+                signal = Some(received);
                 progress.stop();
             }
         }
     };
     bar.finish_and_clear();
+    let shown_url = crate::net::redacted(&props.url);
     let setting = LoadSetting {
-        url: &props.url,
+        url: &shown_url,
         connections: props.connections,
         stop: props.stop,
         rate: props.rate,
@@ -65,8 +71,14 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
     emit_summary(&summary, props.json.as_ref(), || {
         load_json(&setting, &report)
     })?;
-    if interrupted {
-        anyhow::bail!("interrupted by Ctrl-C; the figures above cover what was sent");
+    if let Some(signal) = signal {
+        anyhow::bail!("interrupted by {signal}; the figures above cover what was sent");
+    }
+    if report.stalled {
+        anyhow::bail!(
+            "the server stopped answering: every request of the last {} s timed out",
+            props.request.timeout.as_secs_f64()
+        );
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `leakcheck snapshot`: stream a heap snapshot from a running Node process
-//! straight to a file created with mode 0600.
+//! straight to a private file (mode 0600, written aside and renamed: see
+//! `private_file.rs`).
 
 use std::time::Instant;
 
@@ -8,7 +9,8 @@ use serde_json::json;
 use crate::cli::SnapshotProps;
 use std::io::Write;
 
-use crate::inspector::snapshot::{create_private_file, stream_snapshot_chunks};
+use crate::inspector::snapshot::stream_snapshot_chunks;
+use crate::private_file::PrivateFile;
 
 use super::attach::connect_inspector;
 
@@ -19,15 +21,17 @@ pub async fn run(props: SnapshotProps) -> anyhow::Result<()> {
             .call("HeapProfiler.collectGarbage", json!({}))
             .await?;
     }
-    let mut file = create_private_file(&props.output)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", props.output.display()))?
-        .into_std()
-        .await;
+    let cannot = |e: std::io::Error| {
+        anyhow::anyhow!(
+            "cannot write {}: {e}; check the directory exists and is writable",
+            props.output.display()
+        )
+    };
+    let mut file = PrivateFile::create(&props.output).map_err(cannot)?;
     eprintln!("taking a heap snapshot: the target is paused while V8 writes it");
     let started = Instant::now();
-    let bytes = stream_snapshot_chunks(&inspector, |chunk| file.write_all(chunk)).await?;
-    file.flush()?;
+    let bytes = stream_snapshot_chunks(&inspector, |chunk| file.file().write_all(chunk)).await?;
+    file.persist().map_err(cannot)?;
     crate::report::to_stdout(&format!(
         "{}: {:.1} MB in {:.2} s\n",
         props.output.display(),

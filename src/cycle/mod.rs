@@ -19,6 +19,12 @@ pub enum CycleError {
     Probe(#[from] ProbeError),
     #[error("the load could not run")]
     Load(#[from] LoadError),
+    #[error(
+        "cycle {cycle}: the server stopped answering (every request of the last {} s timed \
+         out); the cycle ended there",
+        timeout.as_secs_f64()
+    )]
+    Stalled { cycle: u32, timeout: Duration },
 }
 
 /// What a route's series needs besides the route itself.
@@ -94,6 +100,12 @@ pub async fn run_route(
             ..plan.verdict
         };
         refresh_verdict(into, options);
+        if into.cycles.last().is_some_and(|c| c.load.stalled) {
+            return Err(CycleError::Stalled {
+                cycle,
+                timeout: load.timeout,
+            });
+        }
     }
     Ok(())
 }

@@ -21,12 +21,11 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::inspector::snapshot::{
-    ChunkReader, SnapshotTransferError, create_private_file, stream_snapshot_chunks,
-};
+use crate::inspector::snapshot::{ChunkReader, SnapshotTransferError, stream_snapshot_chunks};
 use crate::inspector::{Inspector, InspectorError};
 use crate::load::{LoadError, LoadPlan, LoadRun};
 use crate::model::Diagnosis;
+use crate::private_file::PrivateFile;
 use crate::probe::{Probe, ProbeError};
 use crate::snapshot::{HeapGraph, SnapshotParseError, diff_graph, summarise_before};
 
@@ -165,22 +164,17 @@ async fn snapshot_into<T: Send + 'static>(
     let parser = tokio::task::spawn_blocking(move || {
         crate::snapshot::parse(ChunkReader::new(receiver)).map(finish)
     });
+    let file_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DiagnoseError::File { path, source }
+    };
     let mut disk = match file {
-        Some(path) => Some(
-            create_private_file(path)
-                .await
-                .map_err(|source| DiagnoseError::File {
-                    path: path.to_path_buf(),
-                    source,
-                })?
-                .into_std()
-                .await,
-        ),
+        Some(path) => Some(PrivateFile::create(path).map_err(file_error(path))?),
         None => None,
     };
     let streamed = stream_snapshot_chunks(inspector, |chunk| {
-        if let Some(file) = disk.as_mut() {
-            std::io::Write::write_all(file, chunk)?;
+        if let Some(disk) = disk.as_mut() {
+            std::io::Write::write_all(disk.file(), chunk)?;
         }
         // A parser that already failed has dropped its end; its error wins.
         let _ = chunks.send(chunk.to_vec());
@@ -190,6 +184,9 @@ async fn snapshot_into<T: Send + 'static>(
     drop(chunks);
     let parsed = parser.await?;
     let bytes = streamed?;
+    if let (Some(disk), Some(path)) = (disk, file) {
+        disk.persist().map_err(file_error(path))?;
+    }
     Ok((parsed?, bytes))
 }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::{Inspector, bind};
 use crate::net::http_get;
 use crate::procfs;
 
@@ -24,6 +25,30 @@ pub enum DiscoverError {
     NotLoopback(String),
     #[error("{0:?} is neither HOST:PORT nor a ws:// URL")]
     BadAddress(String),
+    #[error(
+        "the inspector on {port_addr} names a WebSocket on {ws}, which is not a loopback address; \
+         leakcheck follows it only with --allow-remote-inspector"
+    )]
+    RemoteWebSocket { port_addr: SocketAddr, ws: String },
+    #[error(
+        "process {pid} would open its inspector on {host} ({source_flag}), reachable beyond this \
+         machine; leakcheck activates it only with --allow-remote-inspector"
+    )]
+    WouldExpose {
+        pid: u32,
+        host: String,
+        source_flag: String,
+    },
+    #[error(
+        "process {pid} opened its inspector on {addr}, reachable beyond this machine; leakcheck \
+         closed it again{closed}. Start the process with --inspect-port=127.0.0.1:PORT, or pass \
+         --allow-remote-inspector"
+    )]
+    Exposed {
+        pid: u32,
+        addr: SocketAddr,
+        closed: &'static str,
+    },
     #[error("no inspector answers on {addr}: {reason}; is the process started with --inspect?")]
     NotFound { addr: String, reason: String },
     #[error("process {0} does not exist or is not ours to signal")]
@@ -43,7 +68,7 @@ pub async fn resolve_inspector(spec: &str, allow_remote: bool) -> Result<String,
         return Ok(spec.to_string());
     }
     let addr = check_loopback(spec, allow_remote)?;
-    first_target(addr).await
+    first_target(addr, allow_remote).await
 }
 
 fn check_loopback(host_port: &str, allow_remote: bool) -> Result<SocketAddr, DiscoverError> {
@@ -58,8 +83,9 @@ fn check_loopback(host_port: &str, allow_remote: bool) -> Result<SocketAddr, Dis
     Ok(addr)
 }
 
-/// The WebSocket URL of the first target `/json/list` names.
-async fn first_target(addr: SocketAddr) -> Result<String, DiscoverError> {
+/// The WebSocket URL of the first target `/json/list` names, refused when
+/// it leads off this machine (unless `allow_remote`).
+async fn first_target(addr: SocketAddr, allow_remote: bool) -> Result<String, DiscoverError> {
     let not_found = |reason: String| DiscoverError::NotFound {
         addr: addr.to_string(),
         reason,
@@ -80,12 +106,48 @@ async fn first_target(addr: SocketAddr) -> Result<String, DiscoverError> {
         })
         .map(str::to_string)
         .ok_or_else(|| not_found("/json/list names no target".into()))
+        .and_then(|url| {
+            bind::check_ws_url(&url, allow_remote).map_err(|ws| {
+                DiscoverError::RemoteWebSocket {
+                    port_addr: addr,
+                    ws,
+                }
+            })?;
+            Ok(url)
+        })
+}
+
+/// What would make SIGUSR1 open `pid`'s inspector beyond loopback: an
+/// inspector flag on its command line or in its NODE_OPTIONS.
+fn exposing_flag(pid: u32) -> Option<(String, String)> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    if let Some(host) = bind::remote_inspect_host(args.iter().map(String::as_str)) {
+        return Some((host, "its command line".into()));
+    }
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let options = environ
+        .split(|b| *b == 0)
+        .find_map(|entry| entry.strip_prefix(b"NODE_OPTIONS="))
+        .map(|v| String::from_utf8_lossy(v).into_owned())?;
+    bind::remote_inspect_host(options.split_whitespace())
+        .map(|host| (host, "its NODE_OPTIONS".into()))
 }
 
 /// Opens the inspector of Node process `pid` with SIGUSR1 and returns its
 /// WebSocket URL. The inspector's port is found among the ports the
 /// process listens on, so a non-default `--inspect-port` works too.
-pub async fn activate_by_pid(pid: u32) -> Result<String, DiscoverError> {
+pub async fn activate_by_pid(pid: u32, allow_remote: bool) -> Result<String, DiscoverError> {
+    if !allow_remote && let Some((host, source_flag)) = exposing_flag(pid) {
+        return Err(DiscoverError::WouldExpose {
+            pid,
+            host,
+            source_flag,
+        });
+    }
     let before = procfs::listening_ports_of(pid);
     // SAFETY: kill(2) on a PID the user named.
     if unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) } != 0 {
@@ -98,7 +160,24 @@ pub async fn activate_by_pid(pid: u32) -> Result<String, DiscoverError> {
         ports.sort_by_key(|p| (before.contains(p), *p != 9229));
         for candidate in ports {
             let addr = SocketAddr::from(([127, 0, 0, 1], candidate));
-            if let Ok(url) = first_target(addr).await {
+            if let Ok(url) = first_target(addr, allow_remote).await {
+                // What the flags did not say (a launcher's own settings) the
+                // socket does: an inspector on 0.0.0.0 is closed again.
+                if !allow_remote
+                    && let Some(exposed) = procfs::listening_addresses_of(pid)
+                        .into_iter()
+                        .find(|a| a.port() == candidate && bind::is_exposed(a))
+                {
+                    let closed = match close_inspector(&url).await {
+                        Ok(()) => "",
+                        Err(_) => " (or tried to: stop it if it still listens)",
+                    };
+                    return Err(DiscoverError::Exposed {
+                        pid,
+                        addr: exposed,
+                        closed,
+                    });
+                }
                 return Ok(url);
             }
         }
@@ -108,4 +187,18 @@ pub async fn activate_by_pid(pid: u32) -> Result<String, DiscoverError> {
         pid,
         seconds: ACTIVATION_WAIT.as_secs(),
     })
+}
+
+/// Closes an inspector through its own session (`inspector.close()` in the
+/// target), for one that opened where it must not listen.
+async fn close_inspector(url: &str) -> Result<(), super::InspectorError> {
+    let inspector = Inspector::connect(url).await?;
+    // The session ends as the inspector closes, so the call's answer may
+    // never come; the socket is checked by the caller's message only.
+    let _ = tokio::time::timeout(
+        Duration::from_secs(2),
+        inspector.evaluate("process.getBuiltinModule('node:inspector').close()"),
+    )
+    .await;
+    Ok(())
 }

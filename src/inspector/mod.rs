@@ -1,6 +1,7 @@
 //! The Node inspector (Chrome DevTools Protocol over a WebSocket): the
 //! client, discovery of a running inspector, and snapshot streaming.
 
+pub mod bind;
 mod client;
 mod discover;
 pub mod snapshot;

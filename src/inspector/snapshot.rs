@@ -3,7 +3,6 @@
 //! `HeapProfiler.addHeapSnapshotChunk` events, which are written as they
 //! arrive so the snapshot is never held whole in leakcheck's memory.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -20,18 +19,6 @@ pub enum SnapshotTransferError {
     Inspector(#[from] InspectorError),
     #[error("cannot write the snapshot")]
     Write(#[from] std::io::Error),
-}
-
-/// Opens `path` for a snapshot with mode 0600: heaps hold request headers,
-/// tokens and secrets, so only the owner may read them.
-pub async fn create_private_file(path: &Path) -> std::io::Result<tokio::fs::File> {
-    let mut options = tokio::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true).mode(0o600);
-    let file = options.open(path).await?;
-    // An existing file keeps its old mode through O_TRUNC; set it anyway.
-    use std::os::unix::fs::PermissionsExt;
-    tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).await?;
-    Ok(file)
 }
 
 /// Takes a snapshot and hands each chunk to `on_chunk` as it arrives (to

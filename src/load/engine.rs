@@ -110,9 +110,11 @@ fn run_on_this_thread(
         for worker in workers {
             worker.await?;
         }
-        let interrupted = shared.progress.stopped();
+        let stalled = shared.stalled.get();
+        let interrupted = shared.progress.stopped() && !stalled;
         let elapsed = shared.started.elapsed();
-        let report = shared.stats.borrow().summarise(elapsed, interrupted);
+        let mut report = shared.stats.borrow().summarise(elapsed, interrupted);
+        report.stalled = stalled;
         Ok(report)
     })
 }
@@ -139,6 +141,10 @@ struct Shared {
     started: Instant,
     stats: RefCell<LoadStats>,
     progress: Arc<LoadProgress>,
+    /// When the last response (of any status) arrived.
+    last_answer: Cell<Option<Instant>>,
+    /// Set when a whole `--timeout` window passed with nothing but timeouts.
+    stalled: Cell<bool>,
 }
 
 impl Shared {
@@ -150,6 +156,22 @@ impl Shared {
             started: Instant::now(),
             stats: RefCell::new(LoadStats::default()),
             progress,
+            last_answer: Cell::new(None),
+            stalled: Cell::new(false),
+        }
+    }
+
+    /// A request that began at `began` timed out. If no response arrived
+    /// since it began, every request of the last `--timeout` window timed
+    /// out: the server has stopped answering, and waiting out the rest of
+    /// the run (`-a / -c × --timeout`, hours with the defaults) tells
+    /// nothing more. The run stops; requests in flight end within one more
+    /// timeout.
+    fn note_timeout(&self, began: Instant) {
+        let answered_since = self.last_answer.get().is_some_and(|t| t >= began);
+        if !answered_since && !self.stalled.get() {
+            self.stalled.set(true);
+            self.progress.stop();
         }
     }
 
@@ -204,8 +226,14 @@ async fn drive_connection(shared: Rc<Shared>) {
         .unwrap_or(Err(ErrorKind::Timeout));
         let mut stats = shared.stats.borrow_mut();
         match outcome {
-            Ok(status) => stats.record_response(status, began.elapsed()),
+            Ok(status) => {
+                shared.last_answer.set(Some(Instant::now()));
+                stats.record_response(status, began.elapsed());
+            }
             Err(kind) => {
+                if kind == ErrorKind::Timeout {
+                    shared.note_timeout(began);
+                }
                 connection = None;
                 stats.record_error(kind);
                 shared.progress.errors.fetch_add(1, Ordering::Relaxed);

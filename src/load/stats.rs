@@ -121,6 +121,7 @@ impl LoadStats {
         LoadReport {
             duration_s: seconds,
             interrupted,
+            stalled: false,
             requests: responses + self.error_count(),
             responses,
             requests_per_second: per_second(responses),

@@ -11,6 +11,10 @@ pub struct LoadReport {
     pub duration_s: f64,
     /// Stopped early (Ctrl-C): the figures cover what was sent until then.
     pub interrupted: bool,
+    /// Stopped early because a whole `--timeout` window passed with no
+    /// response, only timeouts: the server stopped answering.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stalled: bool,
     /// Requests that ended, as a response or an error.
     pub requests: u64,
     pub responses: u64,

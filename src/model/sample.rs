@@ -18,6 +18,10 @@ pub struct Sample {
     /// expression failed at that reading.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counters: BTreeMap<String, Option<f64>>,
+    /// Why a counter is `null` at this reading: what its expression threw
+    /// or returned instead of a number.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub counter_errors: BTreeMap<String, String>,
 }
 
 /// The five memory figures, for code that walks them all in one order.

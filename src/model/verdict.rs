@@ -67,6 +67,8 @@ pub enum FindingKind {
     NoForcedGc,
     /// Naming the holder failed; the measurements stand.
     DiagnosisFailed,
+    /// A `--counter` expression threw or returned no number.
+    CounterFailed,
 }
 
 impl FindingKind {
@@ -81,6 +83,7 @@ impl FindingKind {
             FindingKind::Partial => "partial",
             FindingKind::NoForcedGc => "no-forced-gc",
             FindingKind::DiagnosisFailed => "diagnosis-failed",
+            FindingKind::CounterFailed => "counter-failed",
         }
     }
 }

@@ -104,6 +104,7 @@ pub fn parse_mem(value: &Value) -> Result<Sample, ProbeError> {
         external: get("external"),
         array_buffers: get("array_buffers"),
         counters,
+        ..Sample::default()
     })
 }
 

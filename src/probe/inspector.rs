@@ -41,12 +41,23 @@ impl InspectorProbe {
 
 /// One expression for the whole sample, so a reading is one round trip.
 /// Each counter is evaluated on its own so one failing counter does not
-/// lose the memory figures.
+/// lose the memory figures. A counter that throws, or returns anything but
+/// a finite number (`undefined` from a typo, a Map instead of its size),
+/// comes back as `{ error }` with what it did, so the report can say why
+/// the series is empty instead of showing a silent null.
 fn build_expression(counters: &[Counter]) -> String {
-    let mut body = String::from("const m = process.memoryUsage(); const c = [];");
+    let mut body = String::from(
+        "const m = process.memoryUsage(); const c = []; \
+         const show = (r) => { try { return typeof r === 'object' && r !== null \
+           ? (r.constructor ? r.constructor.name : 'object') : String(r); } \
+           catch (e) { return typeof r; } };",
+    );
     for counter in counters {
         body.push_str(&format!(
-            "try {{ const v = Number(({})); c.push(Number.isFinite(v) ? v : null); }} catch (e) {{ c.push(null); }}",
+            "try {{ const r = ({}); \
+               if ((typeof r === 'number' || typeof r === 'bigint') && Number.isFinite(Number(r))) c.push(Number(r)); \
+               else c.push({{ error: 'returned ' + typeof r + ' ' + show(r).slice(0, 80) + ', not a finite number' }}); \
+             }} catch (e) {{ c.push({{ error: 'threw ' + String(e && e.stack ? e.stack.split('\\n')[0] : e).slice(0, 200) }}); }}",
             counter.expression
         ));
     }
@@ -86,13 +97,16 @@ impl Probe for InspectorProbe {
             .get(5)
             .and_then(Value::as_array)
             .ok_or_else(malformed)?;
-        let counters = self
-            .counters
-            .iter()
-            .zip(counter_values)
-            .map(|(counter, value)| (counter.name.clone(), value.as_f64()))
-            .collect();
+        let mut counters = std::collections::BTreeMap::new();
+        let mut counter_errors = std::collections::BTreeMap::new();
+        for (counter, value) in self.counters.iter().zip(counter_values) {
+            counters.insert(counter.name.clone(), value.as_f64());
+            if let Some(error) = value.get("error").and_then(Value::as_str) {
+                counter_errors.insert(counter.name.clone(), error.to_string());
+            }
+        }
         Ok(Sample {
+            counter_errors,
             rss: figure(0)?,
             heap_total: figure(1)?,
             heap_used: figure(2)?,
@@ -116,6 +130,6 @@ mod tests {
         let text = build_expression(&counters);
         assert!(text.starts_with("(() => {"));
         assert!(text.contains("process.memoryUsage()"));
-        assert!(text.contains("try { const v = Number((globalThis.s.size))"));
+        assert!(text.contains("try { const r = (globalThis.s.size);"));
     }
 }

@@ -13,6 +13,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::watch::{FaultReporter, collect_output, watch_exit};
+use super::watchdog::{Lifeline, fork_watchdog};
 use crate::model::{self, Stopped};
 
 /// The inspector flag leakcheck adds: loopback only, a port the kernel picks.
@@ -62,6 +63,8 @@ pub struct LaunchSpec {
 
 pub struct Target {
     child: Child,
+    /// Kept until the target is stopped: dropping it lets the watchdog go.
+    lifeline: Option<Lifeline>,
     pub pid: u32,
     pub command: Vec<String>,
     tail: Arc<Mutex<VecDeque<String>>>,
@@ -109,13 +112,18 @@ impl Target {
         // Its own process group, so that stopping it also stops what it
         // started (npm start → sh → node).
         command.process_group(0);
-        // SAFETY: prctl is async-signal-safe and touches only the child. If
-        // leakcheck itself is killed, the kernel kills the target too, so no
-        // orphan node outlives a crashed or SIGKILLed run.
+        // If leakcheck itself is killed, the kernel kills the target too
+        // (the parent-death signal), and the watchdog its whole group (what
+        // a shell or npm started below it), so nothing outlives a crashed
+        // or SIGKILLed run.
+        let lifeline = Lifeline::new().map_err(|e| spawn_error(e.to_string()))?;
+        let (read, write) = lifeline.fds();
+        // SAFETY: prctl and the watchdog's fork are async-signal-safe and
+        // touch only the child (see watchdog.rs).
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
+                fork_watchdog(read, write)
             });
         }
         let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
@@ -145,6 +153,7 @@ impl Target {
         tokio::spawn(watch_exit(pid, reporter));
         Ok(Target {
             child,
+            lifeline: Some(lifeline),
             pid,
             command: spec.command.clone(),
             tail,
@@ -255,6 +264,7 @@ impl Target {
             self.stopped = true;
             // Whatever it started may still run.
             signal_group(self.pid, libc::SIGKILL);
+            self.lifeline = None;
             return Stopped::AlreadyExited(exit_status_of(status));
         }
         signal_group(self.pid, libc::SIGTERM);
@@ -269,6 +279,7 @@ impl Target {
         // Children that outlived their parent in the group.
         signal_group(self.pid, libc::SIGKILL);
         self.stopped = true;
+        self.lifeline = None;
         outcome
     }
 }

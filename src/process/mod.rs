@@ -3,5 +3,6 @@
 
 mod launch;
 mod watch;
+mod watchdog;
 
 pub use launch::{INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status};

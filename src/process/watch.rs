@@ -51,16 +51,25 @@ impl FaultReporter {
 pub(super) async fn watch_exit(pid: u32, reporter: FaultReporter) {
     loop {
         tokio::time::sleep(EXIT_WATCH).await;
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-        // The state letter follows the parenthesised command name.
-        let zombie = state
-            .as_deref()
-            .and_then(|s| s.rsplit(") ").next())
-            .is_none_or(|rest| rest.starts_with('Z'));
-        if zombie {
+        if has_exited(std::fs::read_to_string(format!("/proc/{pid}/stat"))) {
             reporter.report("the target exited");
             return;
         }
+    }
+}
+
+/// Whether a read of /proc/PID/stat confirms an exit: a zombie, or an
+/// entry that is gone. Any other failure (EMFILE when leakcheck runs out of
+/// descriptors, EACCES) says nothing about the target, which is then taken
+/// as alive: killing a healthy target on a guess would lose the run.
+fn has_exited(stat: std::io::Result<String>) -> bool {
+    match stat {
+        // The state letter follows the parenthesised command name.
+        Ok(text) => text
+            .rsplit(") ")
+            .next()
+            .is_none_or(|rest| rest.starts_with('Z')),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH),
     }
 }
 
@@ -93,5 +102,26 @@ pub(super) async fn collect_output<R: AsyncRead + Unpin>(
             tail.pop_front();
         }
         tail.push_back(line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_confirmed_exit_is_an_exit() {
+        let stat = |state: &str| Ok(format!("42 (node server) {state} 1 42 42 0"));
+        assert!(!has_exited(stat("S")));
+        assert!(has_exited(stat("Z")));
+        let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert!(has_exited(Err(gone)));
+        // Out of file descriptors: the target may be perfectly healthy.
+        assert!(!has_exited(Err(std::io::Error::from_raw_os_error(
+            libc::EMFILE
+        ))));
+        assert!(!has_exited(Err(std::io::Error::from_raw_os_error(
+            libc::EACCES
+        ))));
     }
 }

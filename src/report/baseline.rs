@@ -129,9 +129,25 @@ fn compare_route(
 /// baseline is compared by its readings, not by how its target stopped.
 /// Each verdict's `figure` (new in version 2) is rebuilt from its fits.
 pub fn load_result(path: &str) -> anyhow::Result<RunResult> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+    use std::io::Read;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {path}"))?;
+    let mut text = String::new();
+    file.take(MAX_RESULT_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {path} as text"))?;
+    if text.len() as u64 > MAX_RESULT_BYTES {
+        anyhow::bail!(
+            "{path} is larger than {} MB: not a leakcheck result (a result of 100 routes × \
+             100 cycles is about 10 MB)",
+            MAX_RESULT_BYTES >> 20
+        );
+    }
     parse_result(&text).with_context(|| format!("{path} is not a leakcheck result"))
 }
+
+/// The largest result file read: far above any real run's, and a bound
+/// for `report /dev/zero`.
+pub const MAX_RESULT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Parses a result's JSON text (see `load_result`).
 pub fn parse_result(text: &str) -> anyhow::Result<RunResult> {

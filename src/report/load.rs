@@ -42,6 +42,8 @@ struct LoadJson<'a> {
     /// Seconds the run took.
     duration: f64,
     interrupted: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stalled: bool,
     requests: Requests,
     latency: Option<&'a crate::model::LatencySummary>,
     throughput: Throughput,
@@ -78,6 +80,7 @@ pub fn load_json(setting: &LoadSetting, report: &LoadReport) -> anyhow::Result<S
         rate: setting.rate,
         duration: report.duration_s,
         interrupted: report.interrupted,
+        stalled: report.stalled,
         requests: Requests {
             total: report.responses,
             sent: report.requests,
@@ -120,7 +123,13 @@ pub fn load_summary(setting: &LoadSetting, report: &LoadReport) -> String {
     if report.interrupted {
         let _ = writeln!(
             out,
-            "  interrupted: the figures cover what was sent until Ctrl-C"
+            "  interrupted: the figures cover what was sent until the signal"
+        );
+    }
+    if report.stalled {
+        let _ = writeln!(
+            out,
+            "  stopped: every request of the last --timeout window timed out; the server stopped answering"
         );
     }
     let _ = writeln!(

@@ -31,6 +31,37 @@ impl OutputTarget {
         *self == OutputTarget::Stdout
     }
 
+    /// Checks, before a run, that `write` will succeed at its end: a file
+    /// that can be created or appended to (a file created here for the
+    /// check is removed again), not a directory, in a directory that exists.
+    pub fn check_writable(&self, flag: &str) -> anyhow::Result<()> {
+        let OutputTarget::File(path) = self else {
+            return Ok(());
+        };
+        if path.is_dir() {
+            anyhow::bail!(
+                "{flag} {} is a directory: give a file name in it",
+                path.display()
+            );
+        }
+        let existed = path.exists();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .with_context(|| {
+                format!(
+                    "{flag} {} cannot be written; check the directory exists and is writable \
+                     (checked before the run, so no measurement is lost)",
+                    path.display()
+                )
+            })?;
+        if !existed {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+
     /// Writes `text` whole.
     pub fn write(&self, text: &str) -> anyhow::Result<()> {
         match self {

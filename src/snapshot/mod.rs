@@ -27,7 +27,7 @@ pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, StringId};
 pub use holder::holders_of;
-pub use parse::parse;
+pub use parse::{parse, parse_sized};
 pub use paths::Paths;
 pub use report::{
     BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_report, summarise_before,

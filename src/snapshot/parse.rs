@@ -101,8 +101,34 @@ fn too_big(field: &str) -> SnapshotParseError {
     SnapshotParseError::Format(format!("a {field} value does not fit in 32 bits"))
 }
 
-/// Parses a snapshot from any reader.
+/// Nodes and edges reserved up front when the input's size is unknown (a
+/// stream from the inspector): the columns grow past it as needed. A
+/// million nodes is a 100 MB snapshot's worth, about 20 MB of columns.
+const UNSIZED_RESERVE: u64 = 1 << 20;
+
+/// How many records the header's count may reserve: never more than the
+/// bytes left could hold, each record being at least `width` numbers of
+/// two bytes ("0,"). A header that claims 2^40 nodes in a 1 KB file then
+/// reserves nothing, instead of gigabytes.
+fn reservable(claimed: u64, width: usize, bytes_left: Option<u64>) -> usize {
+    let bound = match bytes_left {
+        Some(left) => left / (2 * width.max(1) as u64),
+        None => UNSIZED_RESERVE,
+    };
+    claimed.min(bound) as usize
+}
+
+/// Parses a snapshot from any reader of unknown size.
 pub fn parse<R: Read>(reader: R) -> Result<HeapGraph, SnapshotParseError> {
+    parse_sized(reader, None)
+}
+
+/// Parses a snapshot of `total_bytes` (a file's length), which bounds what
+/// the header's counts may reserve.
+pub fn parse_sized<R: Read>(
+    reader: R,
+    total_bytes: Option<u64>,
+) -> Result<HeapGraph, SnapshotParseError> {
     let mut scan = Scanner::new(reader);
     let mut graph = HeapGraph::default();
     let mut layout: Option<Layout> = None;
@@ -128,13 +154,14 @@ pub fn parse<R: Read>(reader: R) -> Result<HeapGraph, SnapshotParseError> {
                             expected: format!("a valid \"snapshot\" header ({e})"),
                         })?;
                     let parsed = Layout::from_meta(&header.meta)?;
+                    let left = total_bytes.map(|t| t.saturating_sub(scan.offset()));
                     if let Some(n) = header.node_count {
-                        let n = n.min(1 << 28) as usize;
+                        let n = reservable(n, parsed.node_width, left);
                         reserve_nodes(&mut graph, n, parsed.detachedness.is_some());
                         edge_counts.reserve(n);
                     }
                     if let Some(e) = header.edge_count {
-                        let e = e.min(1 << 30) as usize;
+                        let e = reservable(e, parsed.edge_width, left);
                         graph.edge_type.reserve(e);
                         graph.edge_name.reserve(e);
                         graph.edge_to.reserve(e);
@@ -370,4 +397,32 @@ fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotPars
     graph.strings.starts.shrink_to_fit();
     graph.build_retainers();
     Ok(())
+}
+
+#[cfg(test)]
+mod reserve_tests {
+    use super::*;
+
+    #[test]
+    fn a_header_cannot_reserve_more_than_the_file_holds() {
+        // 1 KB left, 7 fields a node: at most 73 nodes fit.
+        assert_eq!(reservable(1 << 40, 7, Some(1024)), 73);
+        assert_eq!(reservable(10, 7, Some(1 << 30)), 10);
+        assert_eq!(reservable(1 << 40, 3, None), UNSIZED_RESERVE as usize);
+    }
+
+    #[test]
+    fn a_lying_header_in_a_small_file_parses_to_its_real_size() {
+        let text = r#"{"snapshot":{"meta":{"node_fields":["type","name","id","self_size","edge_count"],
+            "node_types":[["synthetic","object"]],"edge_fields":["type","name_or_index","to_node"],
+            "edge_types":[["element","property"]]},"node_count":1099511627776,"edge_count":1099511627776},
+            "nodes":[0,0,1,0,0],"edges":[],"strings":[""]}"#;
+        let graph = parse_sized(text.as_bytes(), Some(text.len() as u64)).unwrap();
+        assert_eq!(graph.node_count(), 1);
+        assert!(
+            graph.node_id.capacity() < 1024,
+            "{}",
+            graph.node_id.capacity()
+        );
+    }
 }

@@ -76,7 +76,7 @@ pub fn judge(
         fits: &fits,
         proc_only: options.proc_only,
     };
-    let choice = context.choose();
+    let choice = context.require_a_trend(context.choose());
     let figure = Figure {
         bytes_per_request: slope(&choice.figure),
         metric: choice.figure,
@@ -172,6 +172,18 @@ impl Context<'_> {
     }
 
     fn choose(&self) -> Choice {
+        if let Some(stalled) = self.cycles.iter().find(|c| c.load.stalled) {
+            return self.choice(
+                VerdictKind::Inconclusive,
+                format!(
+                    "cycle {} stopped after {} responses and {} timeouts: the server stopped \
+                     answering, so the readings say nothing about what a request keeps",
+                    stalled.cycle, stalled.responses, stalled.load.timeouts
+                ),
+                "Find why the route stops answering under load (a deadlock, an exhausted pool, a \
+                 blocked event loop), or raise --timeout if it is only slow; then run again.",
+            );
+        }
         if let Some(dead) = self.cycles.iter().find(|c| c.load.successes() == 0) {
             return self.choice(
                 VerdictKind::Inconclusive,
@@ -279,6 +291,47 @@ impl Context<'_> {
         )
     }
 
+    /// Steps of the after-GC series after the warm-up cycle: what a trend
+    /// is fitted on. One cycle has none (its one step is warm-up), two
+    /// cycles have one.
+    fn steps_after_warm_up(&self) -> usize {
+        self.cycles.len().saturating_sub(1)
+    }
+
+    /// A leak is growth "by a similar amount each cycle": it needs two
+    /// steps after the warm-up cycle to be told from warm-up (JIT code,
+    /// pools, caches that fill once). With fewer, growth is inconclusive,
+    /// never a leak: `--cycles 1` on a route that keeps nothing read
+    /// `retention` every time, `--cycles 2` one run in thirteen.
+    fn require_a_trend(&self, choice: Choice) -> Choice {
+        const STEPS_FOR_A_TREND: usize = 2;
+        let steps = self.steps_after_warm_up();
+        let grows = choice.kind.is_leak()
+            || (choice.kind == VerdictKind::Inconclusive
+                && self.fits.iter().any(|f| f.trend == Trend::Unclear));
+        if steps >= STEPS_FOR_A_TREND || !grows {
+            return choice;
+        }
+        let more = STEPS_FOR_A_TREND + 1 - self.cycles.len();
+        self.choice(
+            VerdictKind::Inconclusive,
+            format!(
+                "{}: {} measured cycle{} cannot tell a trend from warm-up ({} would be read as {})",
+                self.series_text(&choice.figure),
+                self.cycles.len(),
+                if self.cycles.len() == 1 { "" } else { "s" },
+                per_request(self.slope(&choice.figure)),
+                choice.kind
+            ),
+            &format!(
+                "Run {more} more cycle{} (--cycles {}): the first cycle's growth is warm-up, and \
+                 a leak must then grow in two more.",
+                if more == 1 { "" } else { "s" },
+                STEPS_FOR_A_TREND + 1
+            ),
+        )
+    }
+
     fn unclear_summary(&self, fit: &MetricFit) -> String {
         format!(
             "{}: {} per cycle is within the noise of ±{} for {} requests per cycle",
@@ -312,6 +365,29 @@ impl Context<'_> {
                 "read from /proc without forced collections: every reading includes garbage, so \
                  only steady growth across cycles means anything"
                     .into(),
+            );
+        }
+        let readings = std::iter::once(self.baseline).chain(
+            self.cycles
+                .iter()
+                .flat_map(|c| [&c.after_load, &c.after_gc]),
+        );
+        let mut failed: Vec<(&String, &String, usize)> = Vec::new();
+        for sample in readings {
+            for (name, error) in &sample.counter_errors {
+                match failed.iter_mut().find(|(n, _, _)| *n == name) {
+                    Some(entry) => entry.2 += 1,
+                    None => failed.push((name, error, 1)),
+                }
+            }
+        }
+        for (name, error, count) in failed {
+            add(
+                FindingKind::CounterFailed,
+                format!(
+                    "counter {name} could not be read at {count} reading(s): its expression {error}; \
+                     fix the --counter expression so that it returns a number"
+                ),
             );
         }
         let errors: u64 = self.cycles.iter().map(|c| c.errors).sum();

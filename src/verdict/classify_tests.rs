@@ -1,7 +1,7 @@
 //! The method's own readings (METHOD.md), fed to the verdict as data: the
 //! verdict must read them as the method does.
 use super::*;
-use crate::model::{FindingKind, LoadReport, StatusCounts};
+use crate::model::{FindingKind, LoadReport, Series, StatusCounts};
 
 /// A sample from the method's MB figures.
 fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffers: f64) -> Sample {
@@ -12,7 +12,7 @@ fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffer
         heap_used: b(heap_used),
         external: b(external),
         array_buffers: b(array_buffers),
-        counters: Default::default(),
+        ..Sample::default()
     }
 }
 
@@ -20,6 +20,7 @@ fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleRe
     let load = LoadReport {
         duration_s: 1.0,
         interrupted: false,
+        stalled: false,
         requests,
         responses: requests,
         requests_per_second: requests as f64,
@@ -145,52 +146,83 @@ fn method_leak_is_retention_at_043_kb() {
     assert!(gated(0.1).leak);
 }
 
+/// Three cycles of the method's buffer step (METHOD.md, step 4): each
+/// keeps 62.5 MB of arrayBuffers; rss grows by `rss_step` MB a cycle.
+fn buffer_cycles(rss0: f64, rss_step: f64) -> (Sample, Vec<CycleResult>) {
+    let reading = |i: f64| {
+        sample(
+            rss0 + rss_step * i,
+            10.8,
+            6.7 + 0.4 * i,
+            3.6 + 62.5 * i,
+            0.1 + 62.5 * i,
+        )
+    };
+    let cycles = (1..=3)
+        .map(|i| cycle(i, 1000, reading(i as f64), reading(i as f64)))
+        .collect();
+    (reading(0.0), cycles)
+}
+
 #[test]
 fn method_buffers_are_off_heap_with_untouched_pages_only_when_unfilled() {
-    // Steps 6 and 7: one load of 1000 requests between two readings.
-    let unfilled = judge(
-        &sample(126.0, 9.3, 6.7, 3.6, 0.1),
-        &[cycle(
-            1,
-            1000,
-            sample(139.9, 10.8, 7.1, 66.1, 62.6),
-            sample(139.9, 10.8, 7.1, 66.1, 62.6),
-        )],
-        Options::default(),
-    )
-    .unwrap()
-    .0;
+    // Unfilled: rss rose 13.9 MB for 62.5 MB of buffers; filled: 65.4 MB.
+    let (baseline, cycles) = buffer_cycles(126.0, 13.9);
+    let unfilled = judge(&baseline, &cycles, Options::default()).unwrap().0;
     assert_eq!(
         unfilled.kind,
         VerdictKind::OffHeapRetention,
         "{}",
         unfilled.summary
     );
-    assert!(
-        unfilled
-            .findings
-            .iter()
-            .any(|f| f.kind == FindingKind::UntouchedPages)
-    );
-    let filled = judge(
-        &sample(127.3, 10.6, 6.8, 3.6, 0.1),
-        &[cycle(
-            1,
-            1000,
-            sample(192.7, 10.8, 7.1, 66.1, 62.6),
-            sample(192.7, 10.8, 7.1, 66.1, 62.6),
-        )],
-        Options::default(),
-    )
-    .unwrap()
-    .0;
+    assert_eq!(unfilled.figure.metric, Series::ARRAY_BUFFERS);
+    assert!(unfilled.has_finding(FindingKind::UntouchedPages));
+    let (baseline, cycles) = buffer_cycles(127.3, 65.4);
+    let filled = judge(&baseline, &cycles, Options::default()).unwrap().0;
     assert_eq!(filled.kind, VerdictKind::OffHeapRetention);
-    assert!(
-        !filled
-            .findings
-            .iter()
-            .any(|f| f.kind == FindingKind::UntouchedPages)
-    );
+    assert!(!filled.has_finding(FindingKind::UntouchedPages));
+}
+
+#[test]
+fn fewer_than_two_steps_after_warm_up_is_never_a_leak() {
+    // The method's /leak readings, cut to one and to two cycles.
+    let baseline = sample(61.3, 12.8, 7.6, 3.6, 0.1);
+    let cycles = [
+        cycle(
+            1,
+            20_000,
+            sample(89.6, 49.8, 18.8, 3.6, 0.1),
+            sample(89.7, 50.5, 16.3, 3.6, 0.1),
+        ),
+        cycle(
+            2,
+            20_000,
+            sample(105.5, 59.2, 27.2, 3.6, 0.1),
+            sample(105.5, 59.2, 24.8, 3.6, 0.1),
+        ),
+        cycle(
+            3,
+            20_000,
+            sample(114.6, 69.2, 35.4, 3.6, 0.1),
+            sample(114.6, 69.2, 33.2, 3.6, 0.1),
+        ),
+    ];
+    for (n, more) in [(1, "2 more cycles"), (2, "1 more cycle")] {
+        let verdict = judge(&baseline, &cycles[..n], Options::default())
+            .unwrap()
+            .0;
+        assert_eq!(
+            verdict.kind,
+            VerdictKind::Inconclusive,
+            "{n}: {}",
+            verdict.summary
+        );
+        assert!(!verdict.leak);
+        assert!(verdict.action.contains(more), "{}", verdict.action);
+        assert!(verdict.action.contains("--cycles 3"), "{}", verdict.action);
+    }
+    let verdict = judge(&baseline, &cycles, Options::default()).unwrap().0;
+    assert_eq!(verdict.kind, VerdictKind::Retention);
 }
 
 #[test]

@@ -64,23 +64,26 @@ fn inspector_dropping_mid_run_fails_cleanly() {
 }
 
 #[test]
-fn server_that_stops_answering_ends_in_bounded_time() {
+fn server_that_stops_answering_ends_the_cycle_and_the_run_inconclusive() {
     let started = Instant::now();
+    // -a 300 on 4 connections at a 1 s timeout used to wait 75 s per cycle.
     let finished = run_fault(
         "/stall",
-        &["--cycles", "1", "-a", "20", "-c", "4", "--timeout", "300ms"],
+        &["--cycles", "3", "-a", "300", "-c", "4", "--timeout", "1s"],
         &[],
     );
     assert!(started.elapsed() < Duration::from_secs(30));
-    assert_eq!(finished.code, 2, "a route with no success proves nothing");
+    assert_eq!(finished.code, 2, "a route with no answer proves nothing");
     let result = finished.result();
-    let cycle = &result.routes[0].cycles[0];
-    assert_eq!(cycle.errors, 20);
-    assert_eq!(cycle.load.timeouts, 20);
-    assert_eq!(
-        verdict_of(&result.routes[0]).kind,
-        VerdictKind::Inconclusive
-    );
+    assert_eq!(result.outcome.status, OutcomeStatus::Failed);
+    let error = result.outcome.error.as_deref().unwrap();
+    assert!(error.contains("stopped answering"), "{error}");
+    let route = &result.routes[0];
+    assert_eq!(route.cycles.len(), 1, "the run stops at the stalled cycle");
+    let cycle = &route.cycles[0];
+    assert!(cycle.load.stalled);
+    assert_eq!(cycle.load.timeouts, 4);
+    assert_eq!(verdict_of(route).kind, VerdictKind::Inconclusive);
 }
 
 #[test]
@@ -115,9 +118,10 @@ fn start_long_run(port: u16, command: &[String], extra: &[&str], env: &[(&str, &
     guard
 }
 
-/// Starts a long run, signals leakcheck once the baseline is taken, and
-/// returns the JSON it wrote.
-fn interrupt_with(signal: i32) {
+/// Starts a long run, signals leakcheck once the baseline is taken (twice
+/// at once when `twice`, as `timeout` does: to leakcheck, then to its
+/// process group), and checks the JSON it wrote.
+fn interrupt_with(signal: i32, twice: bool) {
     let port = free_port();
     let command = target_command("fault-server.mjs", port);
     let dir = tempfile::tempdir().unwrap();
@@ -126,6 +130,9 @@ fn interrupt_with(signal: i32) {
     let mut guard = start_long_run(port, &command, &["--json", &json_text], &[]);
     // SAFETY: signalling the leakcheck process this test started, by PID.
     unsafe { libc::kill(guard.pid() as i32, signal) };
+    if twice {
+        unsafe { libc::kill(guard.pid() as i32, signal) };
+    }
     let status = guard.wait_within(Duration::from_secs(20));
     assert_eq!(status.code(), Some(2));
     let result: RunResult =
@@ -136,6 +143,13 @@ fn interrupt_with(signal: i32) {
         "{:#?}",
         result.outcome
     );
+    let error = result.outcome.error.as_deref().unwrap();
+    let name = if signal == libc::SIGTERM {
+        "SIGTERM"
+    } else {
+        "SIGINT"
+    };
+    assert!(error.contains(name), "the signal is named: {error}");
     assert!(result.routes[0].baseline.as_ref().unwrap().heap_used > 0);
     assert_eq!(result.outcome.port_freed, Some(true));
     assert!(port_is_free(port));
@@ -144,12 +158,17 @@ fn interrupt_with(signal: i32) {
 
 #[test]
 fn ctrl_c_stops_the_target_and_writes_partial_results() {
-    interrupt_with(libc::SIGINT);
+    interrupt_with(libc::SIGINT, false);
 }
 
 #[test]
 fn sigterm_stops_the_target_and_writes_partial_results() {
-    interrupt_with(libc::SIGTERM);
+    interrupt_with(libc::SIGTERM, false);
+}
+
+#[test]
+fn two_signals_at_once_still_write_the_partial_results() {
+    interrupt_with(libc::SIGTERM, true);
 }
 
 #[test]
@@ -179,6 +198,47 @@ fn a_second_ctrl_c_exits_at_once_and_the_target_still_dies() {
         assert!(
             Instant::now() < deadline,
             "the target outlived leakcheck or its port stayed busy"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_killed_leakcheck_leaves_no_grandchild_of_a_shell_target() {
+    let port = free_port();
+    let demo = repo_path("examples/demo-server.mjs").display().to_string();
+    // The shell is the direct child; node is its child, out of reach of
+    // the parent-death signal.
+    let command = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        format!("{} {demo} {port}; true", node()),
+    ];
+    let mut guard = start_long_run(port, &command, &[], &[]);
+    let leakcheck_pid = guard.pid();
+    let node_running = || {
+        processes_matching(&demo)
+            .into_iter()
+            .any(|pid| leakcheck::procfs::command_line(pid).ends_with(&format!(" {port}")))
+    };
+    assert!(node_running(), "the target runs under the shell");
+    let _ = guard.0.kill();
+    let _ = guard.0.wait();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while node_running() || !port_is_free(port) {
+        assert!(
+            Instant::now() < deadline,
+            "node outlived a SIGKILLed leakcheck, or its port stayed busy"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The watchdog that did it is gone too.
+    while leakcheck::procfs::all_pids().into_iter().any(|pid| {
+        is_watchdog(pid) && leakcheck::procfs::command_line(pid).contains(&format!("{demo} {port}"))
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the watchdog of pid {leakcheck_pid} stayed"
         );
         std::thread::sleep(Duration::from_millis(50));
     }

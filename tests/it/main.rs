@@ -7,6 +7,7 @@ mod util;
 mod attach;
 mod diagnose;
 mod faults;
+mod hostile;
 mod load;
 mod parsers_never_panic;
 mod reports;

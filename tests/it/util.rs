@@ -285,12 +285,21 @@ pub fn run_to_end(mut command: Command) -> Finished {
 
 /// PIDs of live processes whose command line contains `marker` (zombies
 /// have an empty command line and do not match).
+/// leakcheck's own watchdog (a fork of leakcheck, so its command line is
+/// leakcheck's, target arguments included) is not a target process; the
+/// orphan tests look for it by this name.
 pub fn processes_matching(marker: &str) -> Vec<u32> {
     use leakcheck::procfs::{all_pids, command_line};
     all_pids()
         .into_iter()
         .filter(|pid| *pid != std::process::id() && command_line(*pid).contains(marker))
+        .filter(|pid| !is_watchdog(*pid))
         .collect()
+}
+
+/// Whether `pid` is leakcheck's watchdog of a target's process group.
+pub fn is_watchdog(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "lc-watchdog")
 }
 
 /// Writes a target script into a fresh directory and returns its path; the

@@ -11,15 +11,15 @@ use anyhow::{Context, bail};
 mod diagnosis;
 mod outcome;
 mod ports;
+mod preflight;
 
 use super::attach;
 use crate::cli::{Attach, RunProps};
+use crate::commands::signals::{exit_on_a_later_signal, stop_signal};
 use crate::cycle::{CyclePlan, run_route};
 use crate::inspector::Inspector;
 use crate::load::{LoadPlan, RequestSpec, Stop};
-use crate::model::{
-    Outcome, OutcomeStatus, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo,
-};
+use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::process::{LaunchSpec, Target};
@@ -27,7 +27,7 @@ use crate::procfs;
 use crate::report::progress::Progress;
 use crate::verdict::Options;
 use diagnosis::{diagnose_route, wants_diagnosis};
-use outcome::{exit_on_second_interrupt, outcome_of};
+use outcome::outcome_of;
 use ports::{refuse_busy_port, wait_port_free};
 use tokio::sync::watch;
 
@@ -43,6 +43,7 @@ pub enum RunEnd {
 
 pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     let http = resolve_http(&props.url, props.allow_remote)?;
+    let baseline = preflight::check_outputs(&props)?;
     let routes = if props.routes.is_empty() {
         vec![http.path.clone()]
     } else {
@@ -54,6 +55,9 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         bail!(
             "--inspect and --pid attach to a running process: drop them, or drop the command after `--`"
         );
+    }
+    if !props.allow_remote_inspector {
+        refuse_exposed_inspector(&props.command)?;
     }
     if props.command.is_empty() {
         if !accepts_connections(http.addr).await {
@@ -82,21 +86,21 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
             &faults
         ));
         tokio::select! {
-            outcome = &mut work => Some(outcome),
-            _ = crate::commands::shutdown_signal() => None,
+            outcome = &mut work => Ok(outcome),
+            signal = stop_signal() => Err(signal),
             // The target exited or started exiting: it will not answer again.
             Ok(message) = fault.wait_for(Option::is_some) => {
                 let message = message.clone().unwrap_or_default();
                 // Its own error says more (which step, which cycle), if it comes soon.
                 match tokio::time::timeout(FAULT_GRACE, &mut work).await {
-                    Ok(outcome) => Some(outcome),
-                    Err(_) => Some(Err(anyhow::anyhow!("{message}"))),
+                    Ok(outcome) => Ok(outcome),
+                    Err(_) => Ok(Err(anyhow::anyhow!("{message}"))),
                 }
             }
         }
     };
-    if measured.is_none() {
-        exit_on_second_interrupt();
+    if measured.is_err() {
+        exit_on_a_later_signal();
     }
     // The measuring future, and with it the inspector session, is gone
     // here: a Node target waiting for its debugger to leave can now exit.
@@ -122,36 +126,38 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         }
     }
     progress.say(&format!("done in {:.2} s", started.elapsed().as_secs_f64()));
-    // A baseline that cannot be read must not lose this run's readings.
-    let compared = crate::report::attach_comparison(&mut result, &props.output);
+    if let (Some(previous), Some(path)) = (&baseline, &props.output.baseline) {
+        result.comparison = Some(crate::report::baseline::compare(
+            previous,
+            &result,
+            path,
+            props.output.tolerance,
+        ));
+    }
     crate::report::emit_all(&result, &props.output)?;
-    compared?;
     if let Some(error) = &result.outcome.error {
         eprintln!("error: {error}");
     }
-    let load_failed = result
-        .routes
-        .iter()
-        .any(|r| r.cycles.iter().any(|c| c.load.successes() == 0));
-    if load_failed {
-        eprintln!(
-            "error: a route answered no request with 2xx in a cycle, so its memory figures prove \
-             nothing; see the verdict above"
+    Ok(outcome::run_end(&result))
+}
+
+/// A launched command that opens its own inspector beyond loopback
+/// (`--inspect=0.0.0.0:9229`, here or in NODE_OPTIONS) would expose a
+/// remote-code port for the whole run: refused.
+fn refuse_exposed_inspector(command: &[String]) -> anyhow::Result<()> {
+    use crate::inspector::bind::remote_inspect_host;
+    let options = std::env::var("NODE_OPTIONS").unwrap_or_default();
+    let found = remote_inspect_host(command.iter().map(String::as_str))
+        .map(|host| (host, "the command"))
+        .or_else(|| remote_inspect_host(options.split_whitespace()).map(|h| (h, "NODE_OPTIONS")));
+    if let Some((host, place)) = found {
+        bail!(
+            "{place} opens the inspector on {host}, reachable beyond this machine (it runs any \
+             code its client sends): drop that flag, since leakcheck opens the inspector on \
+             127.0.0.1 itself, or pass --allow-remote-inspector"
         );
     }
-    let regressed = result
-        .comparison
-        .as_ref()
-        .is_some_and(|c| c.regressions().next().is_some());
-    Ok(
-        if result.outcome.status != OutcomeStatus::Complete || load_failed {
-            RunEnd::Failed
-        } else if result.any_leak() || regressed {
-            RunEnd::Leak
-        } else {
-            RunEnd::Clean
-        },
-    )
+    Ok(())
 }
 
 /// Runs every route, (re)starting the target as `--fresh` asks. The target
@@ -345,7 +351,7 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
             pid: None,
             probe: None,
             node_version: None,
-            url: props.url.clone(),
+            url: crate::net::redacted(&props.url),
         },
         settings: Settings {
             cycles: props.cycles,

@@ -1,20 +1,25 @@
-//! How a run ended: the outcome recorded in the result, partial routes
-//! marked, and a second Ctrl-C that exits at once.
+//! How a run ended: the outcome recorded in the result, and partial
+//! routes marked.
 
-use crate::model::{Finding, FindingKind, Outcome, OutcomeStatus, RunResult, Stopped};
+use super::RunEnd;
+use crate::commands::signals::StopSignal;
+use crate::model::{
+    Finding, FindingKind, Outcome, OutcomeStatus, RouteResult, RunResult, Stopped, VerdictKind,
+};
 use crate::process::Target;
 
+/// `measured` is what the measuring returned, or the signal that cut it short.
 pub(super) fn outcome_of(
-    measured: Option<anyhow::Result<()>>,
+    measured: Result<anyhow::Result<()>, StopSignal>,
     target: Option<&Target>,
     stopped: Option<&Stopped>,
 ) -> Outcome {
     match measured {
-        Some(Ok(())) => Outcome {
+        Ok(Ok(())) => Outcome {
             status: OutcomeStatus::Complete,
             ..Outcome::default()
         },
-        Some(Err(error)) => {
+        Ok(Err(error)) => {
             let mut message = format!("{error:#}");
             if let Some(Stopped::AlreadyExited(how)) = stopped {
                 message = format!("the target exited ({how}) during the run: {message}");
@@ -26,9 +31,11 @@ pub(super) fn outcome_of(
                 ..Outcome::default()
             }
         }
-        None => Outcome {
+        Err(signal) => Outcome {
             status: OutcomeStatus::Interrupted,
-            error: Some("interrupted by Ctrl-C; the readings so far are kept".into()),
+            error: Some(format!(
+                "interrupted by {signal}; the readings so far are kept"
+            )),
             ..Outcome::default()
         },
     }
@@ -54,12 +61,51 @@ pub(super) fn mark_partial_routes(result: &mut RunResult) {
     }
 }
 
-/// After a first Ctrl-C leakcheck cleans up; a second one exits at once
-/// (the target still dies: it was started with a parent-death signal).
-pub(super) fn exit_on_second_interrupt() {
-    tokio::spawn(async {
-        crate::commands::shutdown_signal().await;
-        eprintln!("interrupted again: exiting now");
-        std::process::exit(2);
-    });
+/// The exit code's meaning for a finished run, with the reason on stderr
+/// for anything but a clean pass. A leak outranks an undecided route (it is
+/// news either way); an undecided route is never a pass: `inconclusive`
+/// exits 2, with what would decide it.
+pub(super) fn run_end(result: &RunResult) -> RunEnd {
+    let load_failed = result
+        .routes
+        .iter()
+        .any(|r| r.cycles.iter().any(|c| c.load.successes() == 0));
+    if load_failed {
+        eprintln!(
+            "error: a route answered no request with 2xx in a cycle, so its memory figures prove \
+             nothing; see the verdict above"
+        );
+    }
+    let regressed = result
+        .comparison
+        .as_ref()
+        .is_some_and(|c| c.regressions().next().is_some());
+    if result.outcome.status != OutcomeStatus::Complete || load_failed {
+        return RunEnd::Failed;
+    }
+    if result.any_leak() || regressed {
+        return RunEnd::Leak;
+    }
+    let undecided: Vec<&RouteResult> = result
+        .routes
+        .iter()
+        .filter(|r| {
+            r.verdict
+                .as_ref()
+                .is_some_and(|v| v.kind == VerdictKind::Inconclusive)
+        })
+        .collect();
+    for route in &undecided {
+        if let Some(verdict) = &route.verdict {
+            eprintln!(
+                "inconclusive: {}: the evidence cannot decide; {}",
+                route.route, verdict.action
+            );
+        }
+    }
+    if undecided.is_empty() {
+        RunEnd::Clean
+    } else {
+        RunEnd::Failed
+    }
 }

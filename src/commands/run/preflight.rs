@@ -1,0 +1,34 @@
+//! What is checked before the target starts, so that minutes of load are
+//! never lost to a mistake in a flag: every report path can be written,
+//! the `--baseline` parses, and the `--snapshots` directory exists (it is
+//! created with mode 0700 when it does not).
+
+use anyhow::Context;
+
+use crate::cli::RunProps;
+use crate::model::RunResult;
+use crate::report::baseline::load_result;
+
+/// Checks the outputs and returns the parsed baseline, if one was given.
+pub(super) fn check_outputs(props: &RunProps) -> anyhow::Result<Option<RunResult>> {
+    let output = &props.output;
+    let files = [
+        ("--json", &output.json),
+        ("--html", &output.html),
+        ("--markdown", &output.markdown),
+    ];
+    for (flag, target) in files {
+        if let Some(target) = target {
+            target.check_writable(flag)?;
+        }
+    }
+    if let Some(dir) = &props.snapshots {
+        crate::private_file::private_dir(dir)
+            .with_context(|| format!("--snapshots {} cannot be used", dir.display()))?;
+    }
+    output
+        .baseline
+        .as_deref()
+        .map(|path| load_result(path).context("--baseline is checked before the run"))
+        .transpose()
+}
