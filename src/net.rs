@@ -127,70 +127,98 @@ pub async fn http_get(
 
 /// Reads one response: its status and its body, decoded.
 async fn read_response(stream: &mut TcpStream) -> std::io::Result<(u16, String)> {
-    let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
-    let mut raw = Vec::new();
+    let mut response = OneResponse::default();
     let mut buf = [0u8; 16 * 1024];
-    let head = loop {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            return Err(invalid(
-                "the connection closed before a whole HTTP head".into(),
-            ));
-        }
-        raw.extend_from_slice(&buf[..n]);
-        if let Some(head) = parse_head(&raw, false).map_err(|e| invalid(e.to_string()))? {
-            break head;
-        }
-        if raw.len() > MAX_GET_BYTES {
-            return Err(invalid("the answer's head never ended".into()));
-        }
-    };
-    let mut pending = raw.split_off(head.len);
-    let mut body = Vec::new();
-    let mut framing = head.framing;
     loop {
-        let done = match &mut framing {
+        let n = stream.read(&mut buf).await?;
+        let step = if n == 0 {
+            response.end_of_stream()
+        } else {
+            response.push(&buf[..n])
+        };
+        if let Some(answer) = step.map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))? {
+            return Ok(answer);
+        }
+    }
+}
+
+/// One HTTP response taken from a byte stream, without I/O: bytes go in
+/// as they arrive, and out comes the status and the decoded body once the
+/// response's own framing says it is whole (the load generator's framer
+/// does the parsing). Bounded by `MAX_GET_BYTES`, so a hostile answer (a
+/// chunk size near 2^64, a head that never ends) is an error, not a hang
+/// on memory.
+#[derive(Debug, Default)]
+pub struct OneResponse {
+    raw: Vec<u8>,
+    head: Option<(u16, Framing)>,
+    body: Vec<u8>,
+}
+
+impl OneResponse {
+    /// Takes the next bytes; `Some` once the response is complete.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Option<(u16, String)>, String> {
+        let pending = match self.head {
+            Some(_) => bytes.to_vec(),
+            None => {
+                self.raw.extend_from_slice(bytes);
+                let Some(head) = parse_head(&self.raw, false).map_err(|e| e.to_string())? else {
+                    if self.raw.len() > MAX_GET_BYTES {
+                        return Err("the answer's head never ended".into());
+                    }
+                    return Ok(None);
+                };
+                let rest = self.raw.split_off(head.len);
+                self.head = Some((head.status, head.framing));
+                rest
+            }
+        };
+        let Some((status, framing)) = self.head.as_mut() else {
+            return Ok(None);
+        };
+        let done = match framing {
             Framing::Empty => true,
             Framing::Length(n) => {
-                body.append(&mut pending);
-                body.len() as u64 >= *n
+                self.body.extend_from_slice(&pending);
+                if self.body.len() as u64 >= *n {
+                    self.body.truncate(*n as usize);
+                    true
+                } else {
+                    false
+                }
             }
             Framing::UntilClose => {
-                body.append(&mut pending);
+                self.body.extend_from_slice(&pending);
                 false
             }
             Framing::Chunked(decoder) => {
-                let (_, done) = decoder
+                let body = &mut self.body;
+                decoder
                     .feed_with(&pending, |data| body.extend_from_slice(data))
-                    .map_err(|e| invalid(e.to_string()))?;
-                pending.clear();
-                done
+                    .map_err(|e| e.to_string())?
+                    .1
             }
         };
-        if done {
-            break;
-        }
-        if body.len() > MAX_GET_BYTES {
-            return Err(invalid(format!(
+        if self.body.len() > MAX_GET_BYTES {
+            return Err(format!(
                 "the answer is larger than {} MB",
                 MAX_GET_BYTES >> 20
-            )));
-        }
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            if matches!(framing, Framing::UntilClose) {
-                break;
-            }
-            return Err(invalid(
-                "the connection closed in the middle of the body".into(),
             ));
         }
-        pending.extend_from_slice(&buf[..n]);
+        Ok(done.then(|| (*status, String::from_utf8_lossy(&self.body).into_owned())))
     }
-    if let Framing::Length(n) = framing {
-        body.truncate(n as usize);
+
+    /// The peer closed the connection: complete only for a body that runs
+    /// until close.
+    pub fn end_of_stream(&mut self) -> Result<Option<(u16, String)>, String> {
+        match &self.head {
+            Some((status, Framing::UntilClose)) => {
+                Ok(Some((*status, String::from_utf8_lossy(&self.body).into_owned())))
+            }
+            Some(_) => Err("the connection closed in the middle of the body".into()),
+            None => Err("the connection closed before a whole HTTP head".into()),
+        }
     }
-    Ok((head.status, String::from_utf8_lossy(&body).into_owned()))
 }
 
 #[cfg(test)]

@@ -242,3 +242,35 @@ fn a_launched_command_that_opens_its_own_inspector_on_all_interfaces_is_refused(
     says(&finished, "opens the inspector on 0.0.0.0");
     assert!(processes_matching(&marker).is_empty());
 }
+
+#[test]
+fn a_closed_pipe_is_a_quiet_end() {
+    // A heap snapshot with thousands of classes: far more text than a pipe holds.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.heapsnapshot");
+    let status = Command::new(node())
+        .arg("-e")
+        .arg(format!(
+            "globalThis.k = Array.from({{length: 6000}}, (_, i) => new (eval(`(class C${{i}} {{}})`))()); \
+             require('v8').writeHeapSnapshot({:?})",
+            path.display().to_string()
+        ))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut command = leakcheck();
+    command
+        .args(["inspect", &path.display().to_string(), "--top", "5000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut guard = Guard::spawn(&mut command);
+    let mut stdout = guard.0.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let status = guard.wait_within(std::time::Duration::from_secs(60));
+    let mut stderr = String::new();
+    guard.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}

@@ -71,6 +71,39 @@ fn http_response_framing() {
 }
 
 #[test]
+fn one_get_response() {
+    use leakcheck::net::OneResponse;
+    let seeds: [&[u8]; 3] = [
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+        // A chunk size near 2^64: the decoder waits for data it never gets,
+        // and the body cap, not memory, ends it.
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffe\r\nabc",
+    ];
+    let mut bytes = Bytes(11);
+    for round in 0..ROUNDS {
+        let input = bytes.mutate(seeds[round % seeds.len()]);
+        let mut response = OneResponse::default();
+        let mut ended = false;
+        for piece in input.chunks(1 + round % 7) {
+            match response.push(piece) {
+                Ok(Some(_)) | Err(_) => {
+                    ended = true;
+                    break;
+                }
+                Ok(None) => {}
+            }
+        }
+        if !ended {
+            let _ = response.end_of_stream();
+        }
+    }
+    let mut huge = OneResponse::default();
+    assert_eq!(huge.push(seeds[2]), Ok(None));
+    assert!(huge.end_of_stream().is_err(), "cut short, not complete");
+}
+
+#[test]
 fn probe_readings() {
     let seed = br#"{"rss":53.6,"heapTotal":8.3,"heapUsed":6.6,"external":3.6,"arrayBuffers":0.1,"kept":0}"#;
     let status = b"VmRSS:\t  20480 kB\nRssAnon:\t 8192 kB\nRssFile:\t 12288 kB\n";
