@@ -136,7 +136,9 @@ async fn read_response(stream: &mut TcpStream) -> std::io::Result<(u16, String)>
         } else {
             response.push(&buf[..n])
         };
-        if let Some(answer) = step.map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))? {
+        if let Some(answer) =
+            step.map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?
+        {
             return Ok(answer);
         }
     }
@@ -212,9 +214,10 @@ impl OneResponse {
     /// until close.
     pub fn end_of_stream(&mut self) -> Result<Option<(u16, String)>, String> {
         match &self.head {
-            Some((status, Framing::UntilClose)) => {
-                Ok(Some((*status, String::from_utf8_lossy(&self.body).into_owned())))
-            }
+            Some((status, Framing::UntilClose)) => Ok(Some((
+                *status,
+                String::from_utf8_lossy(&self.body).into_owned(),
+            ))),
             Some(_) => Err("the connection closed in the middle of the body".into()),
             None => Err("the connection closed before a whole HTTP head".into()),
         }

@@ -16,8 +16,12 @@ pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 #[derive(Debug, thiserror::Error)]
 pub enum InspectorError {
-    #[error("cannot open the inspector WebSocket {url}: {reason}")]
-    Connect { url: String, reason: String },
+    #[error("cannot open the inspector WebSocket {url}")]
+    Connect {
+        url: String,
+        #[source]
+        source: Box<tokio_tungstenite::tungstenite::Error>,
+    },
     #[error(
         "the inspector connection closed (the target exited, or another debugger took the session)"
     )]
@@ -62,7 +66,7 @@ impl Inspector {
                 .await
                 .map_err(|e| InspectorError::Connect {
                     url: url.to_string(),
-                    reason: e.to_string(),
+                    source: Box::new(e),
                 })?;
         let (commands, command_queue) = mpsc::unbounded_channel();
         let events: EventSink = Arc::new(Mutex::new(None));

@@ -112,6 +112,13 @@ impl RouteResult {
         self.verdict.as_ref().is_some_and(|v| v.leak)
     }
 
+    /// Errors and non-2xx responses over every cycle.
+    pub fn failed_requests(&self) -> (u64, u64) {
+        self.cycles
+            .iter()
+            .fold((0, 0), |(e, n), c| (e + c.errors, n + c.non_2xx))
+    }
+
     /// The after-GC readings: the baseline, then one per cycle.
     pub fn after_gc_series(&self) -> impl Iterator<Item = &Sample> {
         self.baseline

@@ -25,8 +25,12 @@ const READY_POLL: Duration = Duration::from_millis(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
-    #[error("cannot start `{command}`: {reason}")]
-    Spawn { command: String, reason: String },
+    #[error("cannot start `{command}`: check the program exists and is executable")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the target `{command}` exited with {status} before listening on {addr}{tail}")]
     ExitedEarly {
         command: String,
@@ -89,14 +93,14 @@ fn runs_node_directly(program: &str) -> bool {
 impl Target {
     pub fn launch(spec: &LaunchSpec) -> Result<Target, TargetError> {
         let shown = spec.command.join(" ");
-        let spawn_error = |reason: String| TargetError::Spawn {
+        let spawn_error = |source: std::io::Error| TargetError::Spawn {
             command: shown.clone(),
-            reason,
+            source,
         };
         let (program, args) = spec
             .command
             .split_first()
-            .ok_or_else(|| spawn_error("empty command".into()))?;
+            .ok_or_else(|| spawn_error(std::io::Error::other("the command is empty")))?;
         let mut command = Command::new(program);
         if runs_node_directly(program) {
             command.arg(INSPECT_FLAG);
@@ -116,7 +120,7 @@ impl Target {
         // (the parent-death signal), and the watchdog its whole group (what
         // a shell or npm started below it), so nothing outlives a crashed
         // or SIGKILLed run.
-        let lifeline = Lifeline::new().map_err(|e| spawn_error(e.to_string()))?;
+        let lifeline = Lifeline::new().map_err(spawn_error)?;
         let (read, write) = lifeline.fds();
         // SAFETY: prctl and the watchdog's fork are async-signal-safe and
         // touch only the child (see watchdog.rs).
@@ -126,10 +130,10 @@ impl Target {
                 fork_watchdog(read, write)
             });
         }
-        let mut child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
+        let mut child = command.spawn().map_err(spawn_error)?;
         let pid = child
             .id()
-            .ok_or_else(|| spawn_error("it exited at once".into()))?;
+            .ok_or_else(|| spawn_error(std::io::Error::other("it exited at once")))?;
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         let (url_sink, inspector_urls) = watch::channel(Vec::new());
         let exiting = Arc::new(AtomicBool::new(false));

@@ -101,8 +101,7 @@ fn render_overview(out: &mut String, result: &RunResult) {
             (Some(a), Some(b)) => format!("{} → {} MB", mb_cell(a), mb_cell(b)),
             _ => "–".to_string(),
         };
-        let errors: u64 = route.cycles.iter().map(|c| c.errors).sum();
-        let non_2xx: u64 = route.cycles.iter().map(|c| c.non_2xx).sum();
+        let (errors, non_2xx) = route.failed_requests();
         let _ = writeln!(
             out,
             "<tr><td class=\"l\"><a href=\"#route-{index}\">{}</a></td><td class=\"l\">{}</td><td>{retained}</td><td>{series}</td><td>{errors}</td><td>{non_2xx}</td></tr>",

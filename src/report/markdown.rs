@@ -44,13 +44,10 @@ impl Exporter for MarkdownExporter {
                 format!("{} ({})", per_request(f.bytes_per_request), f.metric)
             });
             let series: Vec<String> = route
-                .baseline
-                .iter()
-                .chain(route.cycles.iter().map(|c| &c.after_gc))
+                .after_gc_series()
                 .map(|s| format!("{:.1}", s.heap_used as f64 / MB))
                 .collect();
-            let errors: u64 = route.cycles.iter().map(|c| c.errors).sum();
-            let non_2xx: u64 = route.cycles.iter().map(|c| c.non_2xx).sum();
+            let (errors, non_2xx) = route.failed_requests();
             let _ = writeln!(
                 out,
                 "| `{}` | {} | {} | {} | {} / {} |",

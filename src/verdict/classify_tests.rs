@@ -51,6 +51,26 @@ fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleRe
     }
 }
 
+/// The method's /leak readings (METHOD.md, step 3): 0.43 KB a request.
+fn method_leak() -> (Sample, [CycleResult; 3]) {
+    let cycles = [
+        (89.6, 49.8, 18.8, 89.7, 50.5, 16.3),
+        (105.5, 59.2, 27.2, 105.5, 59.2, 24.8),
+        (114.6, 69.2, 35.4, 114.6, 69.2, 33.2),
+    ];
+    let mut n = 0;
+    let cycles = cycles.map(|(rss_l, total_l, heap_l, rss_g, total_g, heap_g)| {
+        n += 1;
+        cycle(
+            n,
+            20_000,
+            sample(rss_l, total_l, heap_l, 3.6, 0.1),
+            sample(rss_g, total_g, heap_g, 3.6, 0.1),
+        )
+    });
+    (sample(61.3, 12.8, 7.6, 3.6, 0.1), cycles)
+}
+
 #[test]
 fn method_churn_is_no_retention() {
     let baseline = sample(53.6, 8.3, 6.6, 3.6, 0.1);
@@ -93,27 +113,7 @@ fn method_churn_is_no_retention() {
 
 #[test]
 fn method_leak_is_retention_at_043_kb() {
-    let baseline = sample(61.3, 12.8, 7.6, 3.6, 0.1);
-    let cycles = [
-        cycle(
-            1,
-            20_000,
-            sample(89.6, 49.8, 18.8, 3.6, 0.1),
-            sample(89.7, 50.5, 16.3, 3.6, 0.1),
-        ),
-        cycle(
-            2,
-            20_000,
-            sample(105.5, 59.2, 27.2, 3.6, 0.1),
-            sample(105.5, 59.2, 24.8, 3.6, 0.1),
-        ),
-        cycle(
-            3,
-            20_000,
-            sample(114.6, 69.2, 35.4, 3.6, 0.1),
-            sample(114.6, 69.2, 33.2, 3.6, 0.1),
-        ),
-    ];
+    let (baseline, cycles) = method_leak();
     let (verdict, retained) = judge(&baseline, &cycles, Options::default()).unwrap();
     assert_eq!(verdict.kind, VerdictKind::Retention);
     assert!(verdict.leak);
@@ -186,27 +186,7 @@ fn method_buffers_are_off_heap_with_untouched_pages_only_when_unfilled() {
 #[test]
 fn fewer_than_two_steps_after_warm_up_is_never_a_leak() {
     // The method's /leak readings, cut to one and to two cycles.
-    let baseline = sample(61.3, 12.8, 7.6, 3.6, 0.1);
-    let cycles = [
-        cycle(
-            1,
-            20_000,
-            sample(89.6, 49.8, 18.8, 3.6, 0.1),
-            sample(89.7, 50.5, 16.3, 3.6, 0.1),
-        ),
-        cycle(
-            2,
-            20_000,
-            sample(105.5, 59.2, 27.2, 3.6, 0.1),
-            sample(105.5, 59.2, 24.8, 3.6, 0.1),
-        ),
-        cycle(
-            3,
-            20_000,
-            sample(114.6, 69.2, 35.4, 3.6, 0.1),
-            sample(114.6, 69.2, 33.2, 3.6, 0.1),
-        ),
-    ];
+    let (baseline, cycles) = method_leak();
     for (n, more) in [(1, "2 more cycles"), (2, "1 more cycle")] {
         let verdict = judge(&baseline, &cycles[..n], Options::default())
             .unwrap()

@@ -270,7 +270,13 @@ fn a_closed_pipe_is_a_quiet_end() {
     drop(stdout);
     let status = guard.wait_within(std::time::Duration::from_secs(60));
     let mut stderr = String::new();
-    guard.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    guard
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(status.code(), Some(0), "{stderr}");
 }
