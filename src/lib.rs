@@ -1,5 +1,6 @@
-//! leakcheck: finds memory a Node.js server keeps under load. See DESIGN
-//! notes in README.md; `run` is the entry point the binary calls.
+//! leakcheck: finds memory a Node.js server keeps under load, by the method
+//! in METHOD.md; README.md's "Layout" maps the modules. `run` is the entry
+//! point the binary calls.
 
 pub mod cli;
 pub mod commands;
@@ -34,6 +35,8 @@ pub const EXIT_ERROR: u8 = 2;
 
 /// Parses the command line, runs the subcommand, and maps its end to an exit code.
 pub fn run() -> ExitCode {
+    // Before anything opens a descriptor: see `limits.rs`.
+    limits::raise_open_files();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

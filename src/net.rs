@@ -75,10 +75,12 @@ pub fn resolve_http(url: &str, allow_remote: bool) -> Result<HttpTarget, NetErro
             addr,
         });
     }
-    let mut path = parsed.path().to_string();
-    if let Some(query) = parsed.query() {
-        path = format!("{path}?{query}");
-    }
+    // The path as written, not as the URL parser normalised it: it would
+    // percent-encode the braces of a template (`/item/{n}`).
+    let path = written_path(url).unwrap_or_else(|| match parsed.query() {
+        Some(query) => format!("{}?{query}", parsed.path()),
+        None => parsed.path().to_string(),
+    });
     let host_header = match parsed.port() {
         Some(p) => format!("{}:{p}", parsed.host_str().unwrap_or(host)),
         None => parsed.host_str().unwrap_or(host).to_string(),
@@ -87,6 +89,23 @@ pub fn resolve_http(url: &str, allow_remote: bool) -> Result<HttpTarget, NetErro
         addr,
         host: host_header,
         path,
+    })
+}
+
+/// `/a/{n}?q=1` from `http://host:port/a/{n}?q=1#frag`; `None` when the
+/// URL has no path or its path holds a space or line break.
+fn written_path(url: &str) -> Option<String> {
+    let after_scheme = url.split_once("://")?.1;
+    let start = after_scheme.find(['/', '?'])?;
+    let rest = &after_scheme[start..];
+    let rest = rest.split('#').next().unwrap_or(rest);
+    if rest.contains([' ', '\r', '\n', '\t']) {
+        return None;
+    }
+    Some(if rest.starts_with('?') {
+        format!("/{rest}")
+    } else {
+        rest.to_string()
     })
 }
 
@@ -237,6 +256,8 @@ mod tests {
         let t = resolve_http("http://localhost:8080", false).unwrap();
         assert!(t.addr.ip().is_loopback());
         assert_eq!(t.path, "/");
+        let t = resolve_http("http://127.0.0.1:9/item/{n}?k={n%3}#x", false).unwrap();
+        assert_eq!(t.path, "/item/{n}?k={n%3}", "templates survive");
     }
 
     #[test]

@@ -26,6 +26,19 @@ pub struct RequestArgs {
     /// How long one request may take before it counts as a timeout error.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// Run the steps of a scenario file per virtual user instead of one
+    /// request; `-a` then counts iterations (see README, "Scenarios").
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]
+    pub scenario: Option<std::path::PathBuf>,
+    /// This fraction of requests (0 to 1) is sent and the connection closed
+    /// before the answer: clients that hang up.
+    #[arg(
+        long,
+        value_name = "FRACTION",
+        default_value_t = 0.0,
+        conflicts_with = "scenario"
+    )]
+    pub abort: f64,
 }
 
 #[derive(Debug, Args)]
@@ -85,6 +98,12 @@ pub struct RunArgs {
     /// hold request headers and secrets).
     #[arg(long, value_name = "DIR")]
     pub snapshots: Option<std::path::PathBuf>,
+    /// Drive each cycle with this command (run by `sh -c`) instead of the
+    /// built-in generator: k6, autocannon, Artillery or any script. It gets
+    /// LEAKCHECK_URL, LEAKCHECK_ROUTE, LEAKCHECK_REQUESTS,
+    /// LEAKCHECK_CONNECTIONS and LEAKCHECK_CYCLE; a non-zero exit fails the cycle.
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["scenario", "abort"])]
+    pub load_cmd: Option<String>,
     /// The command that starts the server, after `--`.
     #[arg(
         last = true,
@@ -101,6 +120,8 @@ pub struct RequestProps {
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     pub timeout: Duration,
+    pub scenario: Option<std::path::PathBuf>,
+    pub abort: f64,
 }
 
 impl RequestArgs {
@@ -123,11 +144,29 @@ impl RequestArgs {
             (None, Some(path)) => read_body_file(path)?,
             (None, None) => Vec::new(),
         };
+        if !(0.0..=1.0).contains(&self.abort) {
+            anyhow::bail!(
+                "--abort {} must be a fraction from 0 to 1 (0.5 = half)",
+                self.abort
+            );
+        }
+        // Templates are checked now, not after the target started.
+        let probe = crate::load::RequestSpec {
+            method: self.method.to_ascii_uppercase(),
+            path: "/".into(),
+            headers: headers.clone(),
+            body: body.clone(),
+            weight: 1,
+        };
+        crate::load::PreparedRequest::new(&probe, "h", None)
+            .map_err(|e| anyhow::anyhow!("-H or the body: {e}"))?;
         Ok(RequestProps {
             method: self.method.to_ascii_uppercase(),
             headers,
             body,
             timeout: self.timeout,
+            scenario: self.scenario,
+            abort: self.abort,
         })
     }
 }
@@ -164,6 +203,8 @@ pub(super) fn check_route(route: &str) -> anyhow::Result<()> {
     if route.contains(['\r', '\n', ' ']) {
         anyhow::bail!("--route {route:?} contains a space or line break: percent-encode it");
     }
+    crate::load::template::Template::parse(route, None)
+        .map_err(|e| anyhow::anyhow!("--route {route:?}: {e}"))?;
     Ok(())
 }
 
@@ -194,6 +235,7 @@ pub struct RunProps {
     pub snapshots: Option<std::path::PathBuf>,
     /// Empty when attaching to a running server.
     pub command: Vec<String>,
+    pub load_cmd: Option<String>,
 }
 
 impl RunArgs {
@@ -228,6 +270,7 @@ impl RunArgs {
             diagnose: !self.no_diagnose,
             snapshots: self.snapshots,
             command: self.command,
+            load_cmd: self.load_cmd,
         })
     }
 }

@@ -29,6 +29,12 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
             .iter()
             .map(|(path, weight)| spec(path, *weight)),
     );
+    let scenario = match &props.request.scenario {
+        Some(path) => Some(std::sync::Arc::new(
+            crate::load::Scenario::load(path, &http.host).map_err(anyhow::Error::msg)?,
+        )),
+        None => None,
+    };
     let plan = LoadPlan {
         addr: http.addr,
         host: http.host.clone(),
@@ -37,6 +43,8 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
         stop: props.stop,
         rate: props.rate,
         timeout: props.request.timeout,
+        scenario,
+        abort: props.request.abort,
     };
     let run = LoadRun::start(plan);
     let progress = run.progress.clone();

@@ -6,9 +6,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod external;
+
+pub use external::LoadCommand;
+
 use crate::load::{LoadError, LoadPlan, LoadProgress, LoadRun, RequestSpec};
-use crate::model::{CycleResult, RouteResult};
+use crate::model::{CycleResult, RouteResult, Sample};
 use crate::probe::{Probe, ProbeError};
+use external::{DriverCycle, DriverError};
 
 /// How often the progress display is refreshed during a cycle.
 const PROGRESS_TICK: Duration = Duration::from_millis(100);
@@ -19,6 +24,17 @@ pub enum CycleError {
     Probe(#[from] ProbeError),
     #[error("the load could not run")]
     Load(#[from] LoadError),
+    #[error("--load-cmd could not run")]
+    Driver(#[from] DriverError),
+    #[error(
+        "cycle {cycle}: --load-cmd exited with {status}; its output is in {log}; the cycle does \
+         not count"
+    )]
+    DriverFailed {
+        cycle: u32,
+        status: String,
+        log: String,
+    },
     #[error(
         "cycle {cycle}: the server stopped answering (every request of the last {} s timed \
          out); the cycle ended there",
@@ -37,6 +53,8 @@ pub struct CyclePlan {
     /// is the route's.
     pub request: RequestSpec,
     pub verdict: crate::verdict::Options,
+    /// Drive each cycle with an external command instead (`--load-cmd`).
+    pub load_cmd: Option<LoadCommand>,
 }
 
 /// Hears what the runner is doing, to show progress. Kept apart from any
@@ -68,20 +86,42 @@ pub async fn run_route(
     let route = into.route.clone();
     observer.phase(&route, "baseline: forcing a full collection");
     into.baseline = Some(probe.settled_sample().await?);
-    let mut load = plan.load.clone();
-    let mut request = plan.request.clone();
-    request.path = route.clone();
-    load.requests = vec![request];
+    let load = route_load(plan, &route);
     let total = match load.stop {
         crate::load::Stop::Requests(n) => Some(n),
         crate::load::Stop::Duration(_) => None,
     };
     for cycle in 1..=plan.cycles {
         observer.load_started(&route, cycle, plan.cycles, total);
-        let report = drive_load(load.clone(), observer).await?;
+        let (report, driver) = match &plan.load_cmd {
+            Some(command) => {
+                let this = DriverCycle {
+                    route: &route,
+                    cycle,
+                    requests: total.unwrap_or(0),
+                    connections: load.connections,
+                };
+                let (report, run) = external::drive(command, &this).await?;
+                (report, Some(run))
+            }
+            None => (drive_load(load.clone(), observer).await?, None),
+        };
         let after_load = probe.sample().await?;
         observer.phase(&route, "forcing a full collection");
         let after_gc = probe.settled_sample().await?;
+        let before = into
+            .cycles
+            .last()
+            .map(|c| &c.after_gc)
+            .or(into.baseline.as_ref());
+        let served = served_between(before, &after_gc);
+        let units = match (&driver, report.iterations) {
+            // The target's own count; without one (not Node), the count
+            // the driver was asked for.
+            (Some(_), _) => served.unwrap_or(total.unwrap_or(0)),
+            (None, Some(iterations)) => iterations,
+            (None, None) => report.responses,
+        };
         let result = CycleResult {
             cycle,
             requests: report.requests,
@@ -92,6 +132,9 @@ pub async fn run_route(
             after_load,
             after_gc,
             load: report,
+            units,
+            served,
+            driver,
         };
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
@@ -100,14 +143,39 @@ pub async fn run_route(
             ..plan.verdict
         };
         refresh_verdict(into, options);
-        if into.cycles.last().is_some_and(|c| c.load.stalled) {
+        let last = into.cycles.last().expect("pushed above");
+        if last.load.stalled {
             return Err(CycleError::Stalled {
                 cycle,
                 timeout: load.timeout,
             });
         }
+        if let Some(driver) = last.driver.as_ref().filter(|d| !d.succeeded()) {
+            return Err(CycleError::DriverFailed {
+                cycle,
+                status: driver.exit.to_string(),
+                log: driver.log.clone(),
+            });
+        }
     }
     Ok(())
+}
+
+/// The load of one cycle of `route`: the plan's request on the route's
+/// path (a scenario brings its own requests).
+pub fn route_load(plan: &CyclePlan, route: &str) -> LoadPlan {
+    let mut load = plan.load.clone();
+    if load.scenario.is_none() {
+        let mut request = plan.request.clone();
+        request.path = route.to_string();
+        load.requests = vec![request];
+    }
+    load
+}
+
+/// Requests the target began serving between two readings.
+fn served_between(before: Option<&Sample>, after: &Sample) -> Option<u64> {
+    Some(after.served?.saturating_sub(before?.served?))
 }
 
 /// Recomputes the route's verdict from the readings it has: called after

@@ -10,7 +10,6 @@ use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::plan::PreparedRequest;
 use super::response::{Framing, FramingError, parse_head};
 use super::stats::ErrorKind;
 
@@ -35,6 +34,51 @@ impl From<FramingError> for ExchangeError {
         ExchangeError::Failed(ErrorKind::Malformed)
     }
 }
+
+/// What a scenario step keeps of a response besides its status: the
+/// headers it names (lowercase) and, when asked, the body.
+#[derive(Debug, Default)]
+pub struct Collected {
+    pub want_headers: Vec<String>,
+    pub want_body: bool,
+    pub headers: Vec<(String, Vec<u8>)>,
+    pub body: Vec<u8>,
+}
+
+impl Collected {
+    fn clear(&mut self) {
+        self.headers.clear();
+        self.body.clear();
+    }
+
+    fn take_headers(&mut self, head: &[u8]) {
+        if self.want_headers.is_empty() {
+            return;
+        }
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut response = httparse::Response::new(&mut headers);
+        if response.parse(head).is_err() {
+            return;
+        }
+        for header in response.headers.iter() {
+            let name = header.name.to_ascii_lowercase();
+            if self.want_headers.contains(&name) {
+                self.headers.push((name, header.value.to_vec()));
+            }
+        }
+    }
+
+    fn keep_body(&mut self, bytes: &[u8]) {
+        if self.want_body && self.body.len() < MAX_COLLECTED_BODY {
+            let room = MAX_COLLECTED_BODY - self.body.len();
+            self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+    }
+}
+
+/// The most of a body a scenario keeps for its captures: a login answer
+/// is a few hundred bytes; a capture from a larger body reads its start.
+const MAX_COLLECTED_BODY: usize = 1024 * 1024;
 
 /// One response, as far as the statistics care.
 pub struct Exchange {
@@ -87,16 +131,33 @@ impl Connection {
         })
     }
 
-    /// Sends one request and reads its whole response.
-    pub async fn exchange(&mut self, request: &PreparedRequest) -> Result<Exchange, ExchangeError> {
+    /// Sends a request and closes the connection before any answer: a
+    /// client that hangs up (`--abort`). The server has the whole request.
+    pub async fn send_and_hang_up(mut self, request: &[u8]) -> Result<(), ErrorKind> {
+        self.stream
+            .write_all(request)
+            .await
+            .map_err(|e| classify_io(&e))?;
+        self.bytes_written += request.len() as u64;
+        Ok(())
+    }
+
+    /// Sends one request and reads its whole response; `collect` keeps
+    /// the headers and body a scenario step asks for.
+    pub async fn exchange(
+        &mut self,
+        request: &[u8],
+        is_head: bool,
+        mut collect: Option<&mut Collected>,
+    ) -> Result<Exchange, ExchangeError> {
         let fresh = self.start == self.end;
-        if let Err(e) = self.stream.write_all(&request.bytes).await {
+        if let Err(e) = self.stream.write_all(request).await {
             return Err(stale_or(fresh, classify_io(&e)));
         }
-        self.bytes_written += request.bytes.len() as u64;
+        self.bytes_written += request.len() as u64;
         let head = loop {
             if self.end > self.start
-                && let Some(head) = parse_head(&self.buf[self.start..self.end], request.is_head)?
+                && let Some(head) = parse_head(&self.buf[self.start..self.end], is_head)?
             {
                 break head;
             }
@@ -107,13 +168,21 @@ impl Connection {
                 Err(kind) => return Err(stale_or(!response_started, kind)),
             }
         };
+        if let Some(c) = collect.as_deref_mut() {
+            c.clear();
+            c.take_headers(&self.buf[self.start..self.start + head.len]);
+        }
         self.start += head.len;
         let mut close = head.close;
         match head.framing {
             Framing::Empty => {}
-            Framing::Length(n) => self.skip(n).await?,
+            Framing::Length(n) => self.skip(n, collect).await?,
             Framing::Chunked(mut decoder) => loop {
-                let (used, done) = decoder.feed(&self.buf[self.start..self.end])?;
+                let (used, done) = match collect.as_deref_mut() {
+                    Some(c) => decoder
+                        .feed_with(&self.buf[self.start..self.end], |data| c.keep_body(data))?,
+                    None => decoder.feed(&self.buf[self.start..self.end])?,
+                };
                 self.start += used;
                 if done {
                     break;
@@ -123,6 +192,9 @@ impl Connection {
             Framing::UntilClose => {
                 close = true;
                 loop {
+                    if let Some(c) = collect.as_deref_mut() {
+                        c.keep_body(&self.buf[self.start..self.end]);
+                    }
                     self.start = self.end;
                     if self.fill().await.map_err(ExchangeError::Failed)? == 0 {
                         break;
@@ -140,11 +212,19 @@ impl Connection {
         })
     }
 
-    /// Skips `n` body bytes, reading them as they arrive.
-    async fn skip(&mut self, mut n: u64) -> Result<(), ExchangeError> {
+    /// Skips `n` body bytes, reading them as they arrive (and keeping
+    /// them in `collect` when a scenario step asks for the body).
+    async fn skip(
+        &mut self,
+        mut n: u64,
+        mut collect: Option<&mut Collected>,
+    ) -> Result<(), ExchangeError> {
         loop {
             let buffered = (self.end - self.start) as u64;
             let take = buffered.min(n);
+            if let Some(c) = collect.as_deref_mut() {
+                c.keep_body(&self.buf[self.start..self.start + take as usize]);
+            }
             self.start += take as usize;
             n -= take;
             if n == 0 {

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::connection::{Connection, ExchangeError};
 use super::plan::{LoadPlan, PreparedRequest, Stop};
 use super::stats::{ErrorKind, LoadStats};
 use crate::model::LoadReport;
@@ -33,6 +32,8 @@ pub enum LoadError {
     Stopped(#[from] tokio::task::JoinError),
     #[error("the load generator thread panicked")]
     Panicked,
+    #[error("a request cannot be prepared: {0}")]
+    Request(String),
 }
 
 /// Live view of a run, shared with whoever shows progress or handles Ctrl-C.
@@ -103,9 +104,19 @@ fn run_on_this_thread(
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         preflight(plan.addr).await?;
-        let shared = Rc::new(Shared::new(plan, progress));
+        let shared = Rc::new(Shared::new(plan, progress)?);
+        let scenario = shared.plan.scenario.clone();
         let workers: Vec<_> = (0..shared.plan.connections.max(1))
-            .map(|_| tokio::task::spawn_local(drive_connection(shared.clone())))
+            .map(|index| match &scenario {
+                Some(scenario) => tokio::task::spawn_local(super::vu::run_virtual_user(
+                    shared.clone(),
+                    scenario.clone(),
+                    index,
+                )),
+                None => {
+                    tokio::task::spawn_local(super::worker::drive_connection(shared.clone(), index))
+                }
+            })
             .collect();
         for worker in workers {
             worker.await?;
@@ -113,7 +124,10 @@ fn run_on_this_thread(
         let stalled = shared.stalled.get();
         let interrupted = shared.progress.stopped() && !stalled;
         let elapsed = shared.started.elapsed();
-        let mut report = shared.stats.borrow().summarise(elapsed, interrupted);
+        let mut report = shared
+            .stats
+            .borrow()
+            .summarise(elapsed, interrupted, scenario.is_some());
         report.stalled = stalled;
         Ok(report)
     })
@@ -134,13 +148,13 @@ async fn preflight(addr: SocketAddr) -> Result<(), LoadError> {
 /// State every connection of the run shares. Single-threaded, so plain
 /// `Cell`/`RefCell`: no atomics or locks on the hot path except the
 /// progress counter other threads read.
-struct Shared {
-    plan: LoadPlan,
+pub(super) struct Shared {
+    pub(super) plan: LoadPlan,
     schedule: Vec<PreparedRequest>,
     next_slot: Cell<u64>,
     started: Instant,
-    stats: RefCell<LoadStats>,
-    progress: Arc<LoadProgress>,
+    pub(super) stats: RefCell<LoadStats>,
+    pub(super) progress: Arc<LoadProgress>,
     /// When the last response (of any status) arrived.
     last_answer: Cell<Option<Instant>>,
     /// Set when a whole `--timeout` window passed with nothing but timeouts.
@@ -148,9 +162,15 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(plan: LoadPlan, progress: Arc<LoadProgress>) -> Shared {
-        Shared {
-            schedule: plan.prepare(),
+    fn new(plan: LoadPlan, progress: Arc<LoadProgress>) -> Result<Shared, LoadError> {
+        // A scenario's requests are its steps; the plan's are not sent.
+        let schedule = if plan.scenario.is_some() {
+            Vec::new()
+        } else {
+            plan.prepare().map_err(LoadError::Request)?
+        };
+        Ok(Shared {
+            schedule,
             plan,
             next_slot: Cell::new(0),
             started: Instant::now(),
@@ -158,7 +178,7 @@ impl Shared {
             progress,
             last_answer: Cell::new(None),
             stalled: Cell::new(false),
-        }
+        })
     }
 
     /// A request that began at `began` timed out. If no response arrived
@@ -167,7 +187,7 @@ impl Shared {
     /// the run (`-a / -c × --timeout`, hours with the defaults) tells
     /// nothing more. The run stops; requests in flight end within one more
     /// timeout.
-    fn note_timeout(&self, began: Instant) {
+    pub(super) fn note_timeout(&self, began: Instant) {
         let answered_since = self.last_answer.get().is_some_and(|t| t >= began);
         if !answered_since && !self.stalled.get() {
             self.stalled.set(true);
@@ -175,8 +195,9 @@ impl Shared {
         }
     }
 
-    /// Takes the next request slot, or `None` when the run is over.
-    fn claim(&self) -> Option<u64> {
+    /// Takes the next slot (a request, or a scenario iteration), or `None`
+    /// when the run is over.
+    pub(super) fn claim(&self) -> Option<u64> {
         if self.progress.stopped() {
             return None;
         }
@@ -197,103 +218,41 @@ impl Shared {
     /// With a rate, when slot `n` is due: latency is measured from this
     /// instant, so a server that stalls is charged for the requests it kept
     /// waiting (no coordinated omission).
-    fn intended_start(&self, slot: u64) -> Option<Instant> {
+    pub(super) fn intended_start(&self, slot: u64) -> Option<Instant> {
         let rate = self.plan.rate.filter(|r| *r > 0.0)?;
         Some(self.started + Duration::from_secs_f64(slot as f64 / rate))
     }
 
-    fn request(&self, slot: u64) -> &PreparedRequest {
+    pub(super) fn request(&self, slot: u64) -> &PreparedRequest {
         &self.schedule[(slot % self.schedule.len() as u64) as usize]
     }
-}
 
-async fn drive_connection(shared: Rc<Shared>) {
-    let mut connection: Option<Connection> = None;
-    let mut opened_before = false;
-    while let Some(slot) = shared.claim() {
-        let intended = shared.intended_start(slot);
+    /// A response arrived: the server is answering.
+    pub(super) fn note_answer(&self) {
+        self.last_answer.set(Some(Instant::now()));
+    }
+
+    /// When slot `slot` starts and by when its request must be answered.
+    pub(super) async fn wait_for_slot(&self, slot: u64) -> (Instant, tokio::time::Instant) {
+        let intended = self.intended_start(slot);
         if let Some(at) = intended {
             tokio::time::sleep_until(at.into()).await;
         }
         let began = intended.unwrap_or_else(Instant::now);
-        let deadline = tokio::time::Instant::from(began + shared.plan.timeout);
-        let request = shared.request(slot);
-        let outcome = tokio::time::timeout_at(
-            deadline,
-            send_with_retry(&shared, &mut connection, &mut opened_before, request),
-        )
-        .await
-        .unwrap_or(Err(ErrorKind::Timeout));
-        let mut stats = shared.stats.borrow_mut();
-        match outcome {
-            Ok(status) => {
-                shared.last_answer.set(Some(Instant::now()));
-                stats.record_response(status, began.elapsed());
-            }
-            Err(kind) => {
-                if kind == ErrorKind::Timeout {
-                    shared.note_timeout(began);
-                }
-                connection = None;
-                stats.record_error(kind);
-                shared.progress.errors.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        if let Some(c) = connection.as_mut() {
-            stats.bytes_read += std::mem::take(&mut c.bytes_read);
-            stats.bytes_written += std::mem::take(&mut c.bytes_written);
-        }
-        shared.progress.completed.fetch_add(1, Ordering::Relaxed);
+        (began, tokio::time::Instant::from(began + self.plan.timeout))
     }
-}
 
-/// Sends one request, opening a connection when needed. A kept-alive
-/// connection the server closed while idle gets one retry on a new
-/// connection, since the server never saw the request.
-async fn send_with_retry(
-    shared: &Shared,
-    connection: &mut Option<Connection>,
-    opened_before: &mut bool,
-    request: &PreparedRequest,
-) -> Result<u16, ErrorKind> {
-    for attempt in 0..2 {
-        let reused = connection.is_some();
-        if connection.is_none() {
-            if *opened_before {
-                shared.stats.borrow_mut().reconnects += 1;
-            }
-            *opened_before = true;
-            *connection = Some(Connection::open(shared.plan.addr).await?);
-        }
-        let conn = connection.as_mut().expect("opened above");
-        match conn.exchange(request).await {
-            Ok(exchange) => {
-                if exchange.close {
-                    account_and_drop(shared, connection);
-                }
-                return Ok(exchange.status);
-            }
-            Err(ExchangeError::Stale) if reused && attempt == 0 => {
-                account_and_drop(shared, connection);
-            }
-            Err(ExchangeError::Stale) => {
-                account_and_drop(shared, connection);
-                return Err(ErrorKind::Closed);
-            }
-            Err(ExchangeError::Failed(kind)) => {
-                account_and_drop(shared, connection);
-                return Err(kind);
-            }
-        }
+    /// A slot is over, whatever its outcome.
+    pub(super) fn slot_done(&self) {
+        self.progress.completed.fetch_add(1, Ordering::Relaxed);
     }
-    Err(ErrorKind::Closed)
-}
 
-/// Moves a closing connection's byte counts into the totals before dropping it.
-fn account_and_drop(shared: &Shared, connection: &mut Option<Connection>) {
-    if let Some(c) = connection.take() {
-        let mut stats = shared.stats.borrow_mut();
-        stats.bytes_read += c.bytes_read;
-        stats.bytes_written += c.bytes_written;
+    /// An exchange failed with `kind`.
+    pub(super) fn note_error(&self, kind: ErrorKind, began: Instant) {
+        if kind == ErrorKind::Timeout {
+            self.note_timeout(began);
+        }
+        self.stats.borrow_mut().record_error(kind);
+        self.progress.errors.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -9,8 +9,13 @@ mod connection;
 mod engine;
 mod plan;
 pub mod response;
+pub mod scenario;
 mod stats;
+pub mod template;
+mod vu;
+mod worker;
 
 pub use engine::{LoadError, LoadProgress, LoadRun};
-pub use plan::{LoadPlan, RequestSpec, Stop};
+pub use plan::{LoadPlan, PreparedRequest, RequestSpec, Stop};
+pub use scenario::Scenario;
 pub use stats::ErrorKind;

@@ -5,6 +5,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use super::template::{RenderContext, Template};
+
 /// When a run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
@@ -38,7 +40,7 @@ impl RequestSpec {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct LoadPlan {
     /// Where to connect.
     pub addr: SocketAddr,
@@ -52,35 +54,161 @@ pub struct LoadPlan {
     pub rate: Option<f64>,
     /// How long one request may take before it counts as a timeout.
     pub timeout: Duration,
-}
-
-/// A request serialised once before the run, so the hot loop only writes bytes.
-#[derive(Debug, Clone)]
-pub struct PreparedRequest {
-    pub bytes: Vec<u8>,
-    pub is_head: bool,
+    /// Run this scenario instead of `requests`: a slot is an iteration.
+    pub scenario: Option<std::sync::Arc<super::scenario::Scenario>>,
+    /// The fraction of requests sent on a connection that is closed before
+    /// the answer (`--abort`), 0 to 1.
+    pub abort: f64,
 }
 
 impl LoadPlan {
-    /// Serialises every request of the plan, expanded by weight so that slot
+    /// Whether slot `n` hangs up before its answer. Spread evenly and
+    /// exactly: over any run of slots, the count is the fraction's share
+    /// rounded down, so `-a 1000 --abort 0.5` aborts exactly 500.
+    pub fn aborts(&self, slot: u64) -> bool {
+        if self.abort <= 0.0 {
+            return false;
+        }
+        let share = |n: u64| (n as f64 * self.abort).floor() as u64;
+        share(slot + 1) > share(slot)
+    }
+}
+
+/// A request made ready before the run: serialised once when it is fixed,
+/// or parsed into templates rendered per request (see `template.rs`).
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    pub is_head: bool,
+    form: Form,
+}
+
+#[derive(Debug, Clone)]
+enum Form {
+    /// The whole request, and where its head ends (before the blank line).
+    Fixed { bytes: Vec<u8>, head_len: usize },
+    /// The head up to (not including) the blank line, and the body;
+    /// Content-Length is written per request when the body is templated.
+    Templated {
+        head: Template,
+        body: Template,
+        length_per_request: bool,
+    },
+}
+
+/// A connection's buffers for rendering templated requests, reused so
+/// that the hot loop does not allocate per request.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    request: Vec<u8>,
+    body: Vec<u8>,
+}
+
+impl PreparedRequest {
+    /// Prepares `spec`; in a scenario, `captures` are the names its step
+    /// may use (see `Template::parse`).
+    pub fn new(
+        spec: &RequestSpec,
+        host: &str,
+        captures: Option<&[String]>,
+    ) -> Result<Self, String> {
+        let is_head = spec.method.eq_ignore_ascii_case("HEAD");
+        let body = Template::parse(&String::from_utf8_lossy(&spec.body), captures)
+            .map_err(|e| format!("body: {e}"))?;
+        let body_fixed = body.as_fixed().is_some();
+        let head_text = head(spec, host, body_fixed.then_some(spec.body.len()));
+        let head = Template::parse(&head_text, captures).map_err(|e| format!("request: {e}"))?;
+        let form = match (head.as_fixed(), body.as_fixed()) {
+            (Some(head), Some(_)) => {
+                let mut bytes = head.to_vec();
+                let head_len = bytes.len();
+                bytes.extend_from_slice(b"\r\n");
+                bytes.extend_from_slice(&spec.body);
+                Form::Fixed { bytes, head_len }
+            }
+            _ => Form::Templated {
+                head,
+                body,
+                length_per_request: !body_fixed,
+            },
+        };
+        Ok(PreparedRequest { is_head, form })
+    }
+
+    /// Whether a render of this request takes a `{n}`.
+    pub fn uses_sequence(&self) -> bool {
+        match &self.form {
+            Form::Fixed { .. } => false,
+            Form::Templated { head, body, .. } => head.uses_sequence() || body.uses_sequence(),
+        }
+    }
+
+    /// Whether every request sent from this one is the same bytes.
+    pub fn is_fixed(&self) -> bool {
+        matches!(self.form, Form::Fixed { .. })
+    }
+
+    /// The bytes to send: the fixed ones, or this request rendered into
+    /// `scratch`. `extra_headers` (whole lines, such as a scenario's
+    /// `Cookie:`) go at the end of the head.
+    pub fn bytes<'a>(
+        &'a self,
+        scratch: &'a mut Scratch,
+        ctx: &mut RenderContext,
+        extra_headers: &[u8],
+    ) -> Result<&'a [u8], String> {
+        let (head, body, length_per_request) = match &self.form {
+            Form::Fixed { bytes, .. } if extra_headers.is_empty() => return Ok(bytes),
+            Form::Fixed { bytes, head_len } => {
+                let out = &mut scratch.request;
+                out.clear();
+                out.extend_from_slice(&bytes[..*head_len]);
+                out.extend_from_slice(extra_headers);
+                out.extend_from_slice(&bytes[*head_len..]);
+                return Ok(out);
+            }
+            Form::Templated {
+                head,
+                body,
+                length_per_request,
+            } => (head, body, *length_per_request),
+        };
+        scratch.body.clear();
+        body.render(&mut scratch.body, ctx)?;
+        let out = &mut scratch.request;
+        out.clear();
+        head.render(out, ctx)?;
+        out.extend_from_slice(extra_headers);
+        if length_per_request && !scratch.body.is_empty() {
+            out.extend_from_slice(b"Content-Length: ");
+            out.extend_from_slice(itoa::Buffer::new().format(scratch.body.len()).as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&scratch.body);
+        Ok(out)
+    }
+}
+
+impl LoadPlan {
+    /// Prepares every request of the plan, expanded by weight so that slot
     /// `n` sends `schedule[n % schedule.len()]`: a fixed rotation rather than a
     /// random draw, so two runs of one plan send the same mix.
-    pub fn prepare(&self) -> Vec<PreparedRequest> {
+    pub fn prepare(&self) -> Result<Vec<PreparedRequest>, String> {
         let mut schedule = Vec::new();
         for spec in &self.requests {
-            let prepared = PreparedRequest {
-                bytes: serialise(spec, &self.host),
-                is_head: spec.method.eq_ignore_ascii_case("HEAD"),
-            };
+            let prepared = PreparedRequest::new(spec, &self.host, None)
+                .map_err(|e| format!("{} {}: {e}", spec.method, spec.path))?;
             for _ in 0..spec.weight.max(1) {
                 schedule.push(prepared.clone());
             }
         }
-        schedule
+        Ok(schedule)
     }
 }
 
-fn serialise(spec: &RequestSpec, host: &str) -> Vec<u8> {
+/// The request line and headers, each line ending in CRLF, without the
+/// blank line; Content-Length when the body's length is known now.
+fn head(spec: &RequestSpec, host: &str, body_length: Option<usize>) -> String {
     let mut out = format!("{} {} HTTP/1.1\r\n", spec.method, spec.path);
     let has = |name: &str| {
         spec.headers
@@ -100,13 +228,13 @@ fn serialise(spec: &RequestSpec, host: &str) -> Vec<u8> {
     for (name, value) in &spec.headers {
         out.push_str(&format!("{name}: {value}\r\n"));
     }
-    if !spec.body.is_empty() || matches!(spec.method.as_str(), "POST" | "PUT" | "PATCH") {
-        out.push_str(&format!("Content-Length: {}\r\n", spec.body.len()));
+    let has_body = body_length.is_none_or(|n| n > 0);
+    if let Some(length) = body_length
+        && (has_body || matches!(spec.method.as_str(), "POST" | "PUT" | "PATCH"))
+    {
+        out.push_str(&format!("Content-Length: {length}\r\n"));
     }
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    bytes.extend_from_slice(&spec.body);
-    bytes
+    out
 }
 
 #[cfg(test)]
@@ -122,13 +250,15 @@ mod tests {
             stop: Stop::Requests(1),
             rate: None,
             timeout: Duration::from_secs(1),
+            scenario: None,
+            abort: 0.0,
         }
     }
 
     #[test]
     fn get_request_bytes() {
-        let prepared = plan(vec![RequestSpec::get("/leak")]).prepare();
-        let text = String::from_utf8(prepared[0].bytes.clone()).unwrap();
+        let prepared = plan(vec![RequestSpec::get("/leak")]).prepare().unwrap();
+        let text = String::from_utf8(fixed(&prepared[0])).unwrap();
         assert!(text.starts_with("GET /leak HTTP/1.1\r\nHost: 127.0.0.1:1\r\n"));
         assert!(text.ends_with("\r\n\r\n"));
         assert!(!text.contains("Content-Length"));
@@ -140,18 +270,61 @@ mod tests {
         spec.method = "POST".into();
         spec.body = b"{\"a\":1}".to_vec();
         spec.headers.push(("host".into(), "example".into()));
-        let text = String::from_utf8(plan(vec![spec]).prepare()[0].bytes.clone()).unwrap();
+        let text = String::from_utf8(fixed(&plan(vec![spec]).prepare().unwrap()[0])).unwrap();
         assert!(text.contains("Content-Length: 7\r\n"));
         assert!(!text.contains("Host: 127.0.0.1"));
         assert!(text.ends_with("\r\n\r\n{\"a\":1}"));
     }
 
     #[test]
+    fn aborts_are_an_exact_share() {
+        let mut p = plan(vec![RequestSpec::get("/")]);
+        p.abort = 0.5;
+        assert_eq!((0..1000).filter(|n| p.aborts(*n)).count(), 500);
+        p.abort = 0.3;
+        assert_eq!((0..1000).filter(|n| p.aborts(*n)).count(), 300);
+        p.abort = 0.0;
+        assert!(!(0..1000).any(|n| p.aborts(n)));
+    }
+
+    #[test]
     fn weights_expand_the_rotation() {
         let mut a = RequestSpec::get("/a");
         a.weight = 3;
-        let schedule = plan(vec![a, RequestSpec::get("/b")]).prepare();
+        let schedule = plan(vec![a, RequestSpec::get("/b")]).prepare().unwrap();
         assert_eq!(schedule.len(), 4);
-        assert!(schedule[3].bytes.starts_with(b"GET /b "));
+        assert!(fixed(&schedule[3]).starts_with(b"GET /b "));
+    }
+
+    fn fixed(request: &PreparedRequest) -> Vec<u8> {
+        assert!(request.is_fixed());
+        render(request, 0)
+    }
+
+    fn render(request: &PreparedRequest, sequence: u64) -> Vec<u8> {
+        let mut rng = super::super::template::Rng::new(0);
+        let mut ctx = RenderContext {
+            sequence,
+            rng: &mut rng,
+            captures: &super::super::template::NoCaptures,
+        };
+        let mut scratch = Scratch::default();
+        request.bytes(&mut scratch, &mut ctx, b"").unwrap().to_vec()
+    }
+
+    #[test]
+    fn templated_path_and_body_render_per_request_with_their_length() {
+        let mut spec = RequestSpec::get("/item?id={n}");
+        spec.method = "POST".into();
+        spec.body = br#"{"user":"u{n}"}"#.to_vec();
+        let prepared = PreparedRequest::new(&spec, "h", None).unwrap();
+        assert!(!prepared.is_fixed() && prepared.uses_sequence());
+        let text = String::from_utf8(render(&prepared, 12345)).unwrap();
+        assert!(
+            text.starts_with("POST /item?id=12345 HTTP/1.1\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("Content-Length: 17\r\n"), "{text}");
+        assert!(text.ends_with("\r\n\r\n{\"user\":\"u12345\"}"), "{text}");
     }
 }

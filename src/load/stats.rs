@@ -23,10 +23,12 @@ pub enum ErrorKind {
     /// The server closed the connection in the middle of a response.
     Closed,
     Io,
+    /// A scenario step could not be sent: a capture it uses found nothing.
+    Capture,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::ConnectRefused,
         ErrorKind::Connect,
         ErrorKind::Reset,
@@ -34,6 +36,7 @@ impl ErrorKind {
         ErrorKind::Malformed,
         ErrorKind::Closed,
         ErrorKind::Io,
+        ErrorKind::Capture,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +48,7 @@ impl ErrorKind {
             ErrorKind::Malformed => "malformed",
             ErrorKind::Closed => "closed",
             ErrorKind::Io => "io",
+            ErrorKind::Capture => "capture",
         }
     }
 }
@@ -58,7 +62,17 @@ pub struct LoadStats {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub reconnects: u64,
+    /// Requests sent on a connection closed before the answer (`--abort`).
+    pub aborted: u64,
+    /// Scenario iterations that ran every step, and those that failed.
+    pub iterations: u64,
+    pub failed_iterations: u64,
+    /// The first distinct reasons scenario iterations failed.
+    reasons: Vec<String>,
 }
+
+/// Distinct failure reasons kept for the report: enough to see a pattern.
+const MAX_REASONS: usize = 5;
 
 impl Default for LoadStats {
     fn default() -> Self {
@@ -70,6 +84,10 @@ impl Default for LoadStats {
             bytes_read: 0,
             bytes_written: 0,
             reconnects: 0,
+            aborted: 0,
+            iterations: 0,
+            failed_iterations: 0,
+            reasons: Vec::new(),
         }
     }
 }
@@ -86,6 +104,14 @@ impl LoadStats {
         self.errors[kind as usize] += 1;
     }
 
+    /// A scenario iteration that stopped at a step, with why.
+    pub fn record_failed_iteration(&mut self, reason: String) {
+        self.failed_iterations += 1;
+        if self.reasons.len() < MAX_REASONS && !self.reasons.contains(&reason) {
+            self.reasons.push(reason);
+        }
+    }
+
     pub fn responses(&self) -> u64 {
         self.status_classes.iter().sum()
     }
@@ -95,7 +121,8 @@ impl LoadStats {
     }
 
     /// Freezes the totals into the serialisable summary.
-    pub fn summarise(&self, elapsed: Duration, interrupted: bool) -> LoadReport {
+    /// `scenario` says whether the unit of work was an iteration.
+    pub fn summarise(&self, elapsed: Duration, interrupted: bool, scenario: bool) -> LoadReport {
         let seconds = elapsed.as_secs_f64();
         let per_second = |n: u64| {
             if seconds > 0.0 {
@@ -122,8 +149,13 @@ impl LoadStats {
             duration_s: seconds,
             interrupted,
             stalled: false,
-            requests: responses + self.error_count(),
+            requests: responses + self.error_count() + self.aborted,
             responses,
+            aborted: self.aborted,
+            iterations: scenario.then_some(self.iterations),
+            failed_iterations: scenario.then_some(self.failed_iterations),
+            iterations_per_second: scenario.then(|| per_second(self.iterations)),
+            failure_reasons: self.reasons.clone(),
             requests_per_second: per_second(responses),
             status: StatusCounts {
                 s1xx: s1,
@@ -162,7 +194,7 @@ mod tests {
         }
         stats.record_response(503, Duration::from_millis(1));
         stats.record_error(ErrorKind::Timeout);
-        let report = stats.summarise(Duration::from_secs(2), false);
+        let report = stats.summarise(Duration::from_secs(2), false, false);
         assert_eq!(report.requests, 102);
         assert_eq!(report.responses, 101);
         assert_eq!(report.non_2xx, 1);
@@ -179,7 +211,7 @@ mod tests {
     fn no_response_means_no_latency() {
         let mut stats = LoadStats::default();
         stats.record_error(ErrorKind::ConnectRefused);
-        let report = stats.summarise(Duration::from_millis(10), false);
+        let report = stats.summarise(Duration::from_millis(10), false, false);
         assert!(report.latency_ms.is_none());
         assert_eq!(report.errors, 1);
     }

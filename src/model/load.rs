@@ -15,9 +15,23 @@ pub struct LoadReport {
     /// response, only timeouts: the server stopped answering.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stalled: bool,
-    /// Requests that ended, as a response or an error.
+    /// Requests that ended: as a response, an error, or hung up on purpose.
     pub requests: u64,
     pub responses: u64,
+    /// Requests sent on a connection closed before the answer (`--abort`):
+    /// neither responses nor errors.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub aborted: u64,
+    /// With `--scenario`: iterations that ran every step, those that
+    /// stopped at a step, and why (the first few distinct reasons).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_iterations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations_per_second: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_reasons: Vec<String>,
     pub requests_per_second: f64,
     pub status: StatusCounts,
     pub non_2xx: u64,
@@ -33,6 +47,10 @@ pub struct LoadReport {
     pub throughput_bytes_per_second: f64,
     /// Absent when no response arrived.
     pub latency_ms: Option<LatencySummary>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl LoadReport {

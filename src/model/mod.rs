@@ -66,6 +66,17 @@ pub struct Settings {
     pub fresh: bool,
     /// The `--max-retained` gate, bytes per request.
     pub max_retained_bytes_per_request: Option<f64>,
+    /// What `requests_per_cycle` counts and the fit divides by.
+    #[serde(default)]
+    pub unit: Unit,
+    /// The scenario file (`--scenario`), the external driver
+    /// (`--load-cmd`) and the share of hung-up requests (`--abort`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cmd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub abort: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -99,6 +110,65 @@ pub struct CycleResult {
     pub after_load: Sample,
     pub after_gc: Sample,
     pub load: LoadReport,
+    /// Units of work the fit divides by (`settings.unit`): responses,
+    /// scenario iterations that ran every step, or with `--load-cmd` the
+    /// requests the target served.
+    #[serde(default)]
+    pub units: u64,
+    /// HTTP requests the target began serving during the cycle, counted
+    /// inside it (inspector targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<u64>,
+    /// The external driver of the cycle (`--load-cmd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<DriverRun>,
+}
+
+impl CycleResult {
+    /// The cycle did no work a verdict can stand on: the built-in load got
+    /// no 2xx answer, or the external driver failed.
+    pub fn did_no_work(&self) -> bool {
+        match &self.driver {
+            Some(driver) => !driver.succeeded(),
+            None => self.load.successes() == 0,
+        }
+    }
+}
+
+/// One run of `--load-cmd`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DriverRun {
+    pub command: String,
+    /// Where its stdout and stderr went.
+    pub log: String,
+    pub exit: ExitStatus,
+    pub duration_s: f64,
+}
+
+impl DriverRun {
+    pub fn succeeded(&self) -> bool {
+        self.exit.exit_code == Some(0)
+    }
+}
+
+/// What one unit of work is: the fit is bytes per unit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    /// One request (the built-in generator, or `--load-cmd`'s served requests).
+    #[default]
+    Request,
+    /// One pass over a scenario's steps.
+    Iteration,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Request => "request",
+            Unit::Iteration => "iteration",
+        }
+    }
 }
 
 impl RouteResult {

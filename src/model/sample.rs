@@ -22,6 +22,10 @@ pub struct Sample {
     /// or returned instead of a number.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub counter_errors: BTreeMap<String, String>,
+    /// HTTP requests the target began serving since leakcheck started
+    /// counting (`http.server.request.start`, read through the inspector).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<u64>,
 }
 
 /// The five memory figures, for code that walks them all in one order.

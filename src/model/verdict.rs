@@ -69,6 +69,10 @@ pub enum FindingKind {
     DiagnosisFailed,
     /// A `--counter` expression threw or returned no number.
     CounterFailed,
+    /// Every request was identical: what is keyed by request data cannot grow.
+    FixedRequest,
+    /// The target served a different number of requests than were sent.
+    ServedMismatch,
 }
 
 impl FindingKind {
@@ -84,6 +88,8 @@ impl FindingKind {
             FindingKind::NoForcedGc => "no-forced-gc",
             FindingKind::DiagnosisFailed => "diagnosis-failed",
             FindingKind::CounterFailed => "counter-failed",
+            FindingKind::FixedRequest => "fixed-request",
+            FindingKind::ServedMismatch => "served-mismatch",
         }
     }
 }

@@ -40,6 +40,10 @@ impl InspectorProbe {
 }
 
 /// One expression for the whole sample, so a reading is one round trip.
+/// The first reading also starts counting the HTTP requests the target
+/// begins serving (`http.server.request.start` of `diagnostics_channel`,
+/// Node 20 and 22), in one small object under a registered symbol: a
+/// subscriber that keeps nothing per request.
 /// Each counter is evaluated on its own so one failing counter does not
 /// lose the memory figures. A counter that throws, or returns anything but
 /// a finite number (`undefined` from a typo, a Map instead of its size),
@@ -48,6 +52,15 @@ impl InspectorProbe {
 fn build_expression(counters: &[Counter]) -> String {
     let mut body = String::from(
         "const m = process.memoryUsage(); const c = []; \
+         const served = (() => { \
+           const k = Symbol.for('leakcheck.served'); let s = globalThis[k]; \
+           if (!s) { s = { n: 0 }; \
+             try { const dc = process.getBuiltinModule \
+                 ? process.getBuiltinModule('node:diagnostics_channel') : require('diagnostics_channel'); \
+               dc.subscribe('http.server.request.start', () => { s.n += 1; }); \
+             } catch (e) { s.n = -1; } \
+             Object.defineProperty(globalThis, k, { value: s }); } \
+           return s.n < 0 ? null : s.n; })(); \
          const show = (r) => { try { return typeof r === 'object' && r !== null \
            ? (r.constructor ? r.constructor.name : 'object') : String(r); } \
            catch (e) { return typeof r; } };",
@@ -61,7 +74,9 @@ fn build_expression(counters: &[Counter]) -> String {
             counter.expression
         ));
     }
-    body.push_str("return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c];");
+    body.push_str(
+        "return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c, served];",
+    );
     format!("(() => {{ {body} }})()")
 }
 
@@ -107,6 +122,7 @@ impl Probe for InspectorProbe {
         }
         Ok(Sample {
             counter_errors,
+            served: parts.get(6).and_then(Value::as_u64),
             rss: figure(0)?,
             heap_total: figure(1)?,
             heap_used: figure(2)?,

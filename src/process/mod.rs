@@ -5,4 +5,4 @@ mod launch;
 mod watch;
 mod watchdog;
 
-pub use launch::{INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status};
+pub use launch::{INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status, exit_status_of};

@@ -31,6 +31,10 @@ struct Throughput {
     written: u64,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Serialize)]
 struct LoadJson<'a> {
     schema_version: u32,
@@ -45,6 +49,19 @@ struct LoadJson<'a> {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stalled: bool,
     requests: Requests,
+    /// Hung up before the answer (`--abort`).
+    #[serde(skip_serializing_if = "is_zero")]
+    aborted: u64,
+    /// With `--scenario`: iterations that ran every step, those that
+    /// stopped, their rate and why they stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iterations: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_iterations: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iterations_per_second: Option<f64>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    failure_reasons: &'a [String],
     latency: Option<&'a crate::model::LatencySummary>,
     throughput: Throughput,
     errors: u64,
@@ -81,6 +98,11 @@ pub fn load_json(setting: &LoadSetting, report: &LoadReport) -> anyhow::Result<S
         duration: report.duration_s,
         interrupted: report.interrupted,
         stalled: report.stalled,
+        aborted: report.aborted,
+        iterations: report.iterations,
+        failed_iterations: report.failed_iterations,
+        iterations_per_second: report.iterations_per_second,
+        failure_reasons: &report.failure_reasons,
         requests: Requests {
             total: report.responses,
             sent: report.requests,
@@ -130,6 +152,23 @@ pub fn load_summary(setting: &LoadSetting, report: &LoadReport) -> String {
         let _ = writeln!(
             out,
             "  stopped: every request of the last --timeout window timed out; the server stopped answering"
+        );
+    }
+    if let (Some(done), Some(failed)) = (report.iterations, report.failed_iterations) {
+        let _ = writeln!(
+            out,
+            "  iterations {done} complete, {failed} stopped at a step: {:.0} iterations/s",
+            report.iterations_per_second.unwrap_or(0.0)
+        );
+        for reason in &report.failure_reasons {
+            let _ = writeln!(out, "    {reason}");
+        }
+    }
+    if report.aborted > 0 {
+        let _ = writeln!(
+            out,
+            "  aborted    {} requests hung up before the answer (--abort)",
+            report.aborted
         );
     }
     let _ = writeln!(

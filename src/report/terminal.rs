@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
 use crate::model::Sample;
-use crate::model::{OutcomeStatus, RouteResult, RunResult};
+use crate::model::{OutcomeStatus, RouteResult, RunResult, Unit};
 use crate::units::{kb, mb_cell, per_request};
 
 pub struct TerminalExporter;
@@ -27,14 +27,24 @@ impl Exporter for TerminalExporter {
             result.target.node_version.as_deref().unwrap_or("?"),
             result.target.probe.map_or("none", |p| p.name())
         )?;
+        let how = match (&s.scenario, &s.load_cmd) {
+            (Some(file), _) => format!(" of scenario {file}"),
+            (_, Some(command)) => format!(", driven by `{command}`"),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "load:   {} cycles × {} requests, {} connections",
-            s.cycles, s.requests_per_cycle, s.connections
+            "load:   {} cycles × {} {}s{how}, {} connections{}",
+            s.cycles,
+            s.requests_per_cycle,
+            s.unit.name(),
+            s.connections,
+            s.abort
+                .map_or(String::new(), |a| format!(", {:.0} % hung up", a * 100.0))
         )?;
         for route in &result.routes {
             out.push('\n');
-            render_route(&mut out, route)?;
+            render_route(&mut out, route, result.settings.unit)?;
         }
         if result.outcome.status != OutcomeStatus::Complete {
             writeln!(
@@ -67,7 +77,7 @@ fn memory_cells(sample: &Sample) -> String {
     )
 }
 
-fn render_route(out: &mut String, route: &RouteResult) -> std::fmt::Result {
+fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::Result {
     writeln!(out, "route {}  (memory in MB)", route.route)?;
     writeln!(out, "{HEADER}")?;
     if let Some(baseline) = &route.baseline {
@@ -98,11 +108,23 @@ fn render_route(out: &mut String, route: &RouteResult) -> std::fmt::Result {
             "after GC",
             memory_cells(&cycle.after_gc)
         )?;
+        if let Some(driver) = &cycle.driver {
+            writeln!(
+                out,
+                "       --load-cmd: {} in {:.1} s, {} {}s served; output in {}",
+                driver.exit,
+                driver.duration_s,
+                cycle.units,
+                unit.name(),
+                driver.log
+            )?;
+        }
     }
     if let Some(r) = &route.retained_bytes_per_request {
         writeln!(
             out,
-            "retained per request: heapUsed {} · external {} · arrayBuffers {} · rss {}",
+            "retained per {}: heapUsed {} · external {} · arrayBuffers {} · rss {}",
+            unit.name(),
             per_request(r.heap_used),
             per_request(r.external),
             per_request(r.array_buffers),

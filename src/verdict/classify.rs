@@ -7,7 +7,7 @@
 use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor};
 use crate::model::{
     CycleResult, Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Sample, Series,
-    Trend, Verdict, VerdictKind,
+    Trend, Unit, Verdict, VerdictKind,
 };
 use crate::units::{MB, mb, per_request};
 
@@ -35,6 +35,11 @@ pub struct Options {
     /// The probe could not force collections (`--proc`): every reading
     /// includes garbage, and there are no heap figures, only rss.
     pub proc_only: bool,
+    /// Every request was the same bytes: a clean verdict then says what
+    /// identical requests cannot show.
+    pub fixed_request: bool,
+    /// What a unit of work is, for the words of the verdict.
+    pub unit: Unit,
 }
 
 /// Judges one route's readings. Returns `None` before the first cycle.
@@ -46,7 +51,7 @@ pub fn judge(
     if cycles.is_empty() {
         return None;
     }
-    let requests: Vec<u64> = cycles.iter().map(|c| c.responses).collect();
+    let requests: Vec<u64> = cycles.iter().map(|c| c.units).collect();
     let series = |metric: &Series| -> Option<Vec<f64>> {
         std::iter::once(baseline)
             .chain(cycles.iter().map(|c| &c.after_gc))
@@ -74,6 +79,7 @@ pub fn judge(
         baseline,
         cycles,
         fits: &fits,
+        options,
         proc_only: options.proc_only,
     };
     let choice = context.require_a_trend(context.choose());
@@ -92,8 +98,9 @@ pub fn judge(
         findings.push(Finding::new(
             FindingKind::WithinGate,
             format!(
-                "{} kept per request is within --max-retained {}: reported, not failed",
+                "{} kept per {} is within --max-retained {}: reported, not failed",
                 per_request(figure.bytes_per_request),
+                options.unit.name(),
                 per_request(gate)
             ),
         ));
@@ -122,6 +129,7 @@ struct Context<'a> {
     baseline: &'a Sample,
     cycles: &'a [CycleResult],
     fits: &'a [MetricFit],
+    options: Options,
     proc_only: bool,
 }
 
@@ -148,8 +156,13 @@ impl Context<'_> {
         format!("after-GC {metric} {} MB", values.join(" → "))
     }
 
-    fn total_requests(&self) -> u64 {
-        self.cycles.iter().map(|c| c.responses).sum()
+    fn total_units(&self) -> u64 {
+        self.cycles.iter().map(|c| c.units).sum()
+    }
+
+    /// `request` or `iteration`.
+    fn unit(&self) -> &'static str {
+        self.options.unit.name()
     }
 
     /// The series every row but off-heap retention reports: heapUsed, or
@@ -184,7 +197,25 @@ impl Context<'_> {
                  blocked event loop), or raise --timeout if it is only slow; then run again.",
             );
         }
-        if let Some(dead) = self.cycles.iter().find(|c| c.load.successes() == 0) {
+        if let Some(failed) = self
+            .cycles
+            .iter()
+            .find(|c| c.did_no_work() && c.driver.is_some())
+        {
+            let driver = failed.driver.as_ref().expect("checked above");
+            return self.choice(
+                VerdictKind::Inconclusive,
+                format!(
+                    "cycle {}: --load-cmd exited with {}: a cycle whose load failed proves nothing",
+                    failed.cycle, driver.exit
+                ),
+                &format!(
+                    "Read its output in {}, fix the command, and run again.",
+                    driver.log
+                ),
+            );
+        }
+        if let Some(dead) = self.cycles.iter().find(|c| c.did_no_work()) {
             return self.choice(
                 VerdictKind::Inconclusive,
                 format!(
@@ -199,9 +230,10 @@ impl Context<'_> {
             return self.choice(
                 VerdictKind::Retention,
                 format!(
-                    "{} without forced collections: {} kept per request",
+                    "{} without forced collections: {} kept per {}",
                     self.series_text(&Series::RSS),
-                    per_request(self.slope(&Series::RSS))
+                    per_request(self.slope(&Series::RSS)),
+                    self.unit()
                 ),
                 "Confirm with a probe that can force collections (the inspector or the app's /gc), \
                  then find the holder.",
@@ -220,9 +252,10 @@ impl Context<'_> {
             return self.choice(
                 VerdictKind::Retention,
                 format!(
-                    "{}: {} kept per request",
+                    "{}: {} kept per {}",
                     self.series_text(&Series::HEAP_USED),
-                    per_request(self.slope(&Series::HEAP_USED))
+                    per_request(self.slope(&Series::HEAP_USED)),
+                    self.unit()
                 ),
                 "Take two heap snapshots around one cycle and read the retainer path to name the holder.",
             );
@@ -231,10 +264,11 @@ impl Context<'_> {
             return Choice {
                 kind: VerdictKind::OffHeapRetention,
                 summary: format!(
-                    "{} while heapUsed grows {} per request: {} kept per request off the V8 heap",
+                    "{} while heapUsed grows {} per {unit}: {} kept per {unit} off the V8 heap",
                     self.series_text(&metric),
                     per_request(self.slope(&Series::HEAP_USED)),
-                    per_request(self.slope(&metric))
+                    per_request(self.slope(&metric)),
+                    unit = self.unit()
                 ),
                 action:
                     "Read external and arrayBuffers in the same sample: Buffers, ArrayBuffers or \
@@ -248,8 +282,10 @@ impl Context<'_> {
             return self.choice(
                 VerdictKind::CounterGrowth,
                 format!(
-                    "counter {} rises {:.3} per request with no visible memory change",
-                    fit.metric, fit.slope_bytes_per_request
+                    "counter {} rises {:.3} per {} with no visible memory change",
+                    fit.metric,
+                    fit.slope_bytes_per_request,
+                    self.unit()
                 ),
                 "Still a leak: the kept objects are small, so it reaches the limit later, not never.",
             );
@@ -279,10 +315,11 @@ impl Context<'_> {
         self.choice(
             VerdictKind::NoRetention,
             format!(
-                "{}: flat within {} over {} requests",
+                "{}: flat within {} over {} {}s",
                 self.series_text(&Series::HEAP_USED),
                 mb(noise),
-                self.total_requests()
+                self.total_units(),
+                self.unit()
             ),
             &format!(
                 "Record {} as the after-GC baseline the next release is compared against.",
@@ -334,17 +371,18 @@ impl Context<'_> {
 
     fn unclear_summary(&self, fit: &MetricFit) -> String {
         format!(
-            "{}: {} per cycle is within the noise of ±{} for {} requests per cycle",
+            "{}: {} per cycle is within the noise of ±{} for {} {}s per cycle",
             self.series_text(&fit.metric),
             mb(fit.growth_per_cycle_bytes),
             mb(fit.noise_bytes),
-            self.total_requests() / self.cycles.len() as u64
+            self.total_units() / self.cycles.len() as u64,
+            self.unit()
         )
     }
 
     /// How much more load would make the slope stand out of the noise.
     fn unclear_action(&self, fit: &MetricFit) -> String {
-        let per_cycle = self.total_requests() as f64 / self.cycles.len() as f64;
+        let per_cycle = self.total_units() as f64 / self.cycles.len() as f64;
         let needed_growth = RETENTION_SIGMAS * fit.noise_bytes;
         let slope = fit.slope_bytes_per_request.max(f64::MIN_POSITIVE);
         let requests = (needed_growth / slope).ceil().min(1e9) as u64;
@@ -389,6 +427,33 @@ impl Context<'_> {
                      fix the --counter expression so that it returns a number"
                 ),
             );
+        }
+        if self.options.fixed_request && kind == VerdictKind::NoRetention {
+            add(
+                FindingKind::FixedRequest,
+                "every request was identical: a cache, map or list keyed by the URL, a user or \
+                 the body holds one entry under identical requests and cannot grow; vary the \
+                 request, e.g. --route '/item?id={n}' (README, \"Realistic traffic\")"
+                    .into(),
+            );
+        }
+        for cycle in self.cycles.iter().filter(|c| c.driver.is_none()) {
+            let Some(served) = cycle.served else { continue };
+            // Every answered request was begun; at most every sent one was.
+            let answered = cycle.responses;
+            let sent = cycle.requests;
+            if served < answered || served > sent {
+                add(
+                    FindingKind::ServedMismatch,
+                    format!(
+                        "cycle {}: the target counted {served} requests begun, leakcheck sent \
+                         {sent} and {answered} were answered: something else is serving on this \
+                         port, or sending it traffic",
+                        cycle.cycle
+                    ),
+                );
+                break;
+            }
         }
         let errors: u64 = self.cycles.iter().map(|c| c.errors).sum();
         let non_2xx: u64 = self.cycles.iter().map(|c| c.non_2xx).sum();

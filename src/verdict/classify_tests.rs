@@ -23,6 +23,11 @@ fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleRe
         stalled: false,
         requests,
         responses: requests,
+        aborted: 0,
+        iterations: None,
+        failed_iterations: None,
+        iterations_per_second: None,
+        failure_reasons: Vec::new(),
         requests_per_second: requests as f64,
         status: StatusCounts {
             s2xx: requests,
@@ -48,6 +53,9 @@ fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleRe
         after_load,
         after_gc,
         load,
+        units: requests,
+        served: None,
+        driver: None,
     }
 }
 

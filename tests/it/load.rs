@@ -199,7 +199,15 @@ fn ctrl_c_prints_what_was_measured() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut guard = Guard::spawn(&mut command);
-    std::thread::sleep(Duration::from_millis(800));
+    // Signal once the server has seen a few requests of the load.
+    let started = Instant::now();
+    while server.seen() <= 10 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no request arrived"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     // SAFETY: signalling the child this test started, by its PID.
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
     let status = guard.wait_within(Duration::from_secs(10));

@@ -14,4 +14,5 @@ mod reports;
 mod run_demo;
 mod run_faults;
 mod snapshots;
+mod traffic;
 mod verdicts;

@@ -22,10 +22,7 @@ pub(super) async fn diagnose_route(
     props: &RunProps,
     progress: &Progress,
 ) {
-    let mut load = plan.load.clone();
-    let mut request = plan.request.clone();
-    request.path = into.route.clone();
-    load.requests = vec![request];
+    let load = crate::cycle::route_load(plan, &into.route);
     let label = crate::diagnose::file_label(&into.route);
     let say = |message: &str| progress.say(&format!("{}: diagnosis: {message}", into.route));
     let diagnose_plan = crate::diagnose::DiagnosePlan {

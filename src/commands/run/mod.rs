@@ -16,10 +16,13 @@ mod preflight;
 use super::attach;
 use crate::cli::{Attach, RunProps};
 use crate::commands::signals::{exit_on_a_later_signal, stop_signal};
-use crate::cycle::{CyclePlan, run_route};
+use std::sync::Arc;
+
+use crate::cycle::{CyclePlan, LoadCommand, run_route};
 use crate::inspector::Inspector;
+use crate::load::Scenario;
 use crate::load::{LoadPlan, RequestSpec, Stop};
-use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo};
+use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo, Unit};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::process::{LaunchSpec, Target};
@@ -44,11 +47,14 @@ pub enum RunEnd {
 pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     let http = resolve_http(&props.url, props.allow_remote)?;
     let baseline = preflight::check_outputs(&props)?;
-    let routes = if props.routes.is_empty() {
-        vec![http.path.clone()]
-    } else {
-        props.routes.clone()
+    let scenario = preflight::load_scenario(&props, &http)?;
+    let routes = match &scenario {
+        // One series: the scenario's iterations, named after its file.
+        Some(scenario) => vec![scenario.source.clone()],
+        None if props.routes.is_empty() => vec![http.path.clone()],
+        None => props.routes.clone(),
     };
+    let plan = cycle_plan(&props, &http, scenario);
     if !props.command.is_empty()
         && matches!(props.attach, Some(Attach::Inspect(_) | Attach::Pid(_)))
     {
@@ -71,7 +77,7 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     }
 
     let progress = Progress::new(props.quiet);
-    let mut result = new_result(&props, &routes);
+    let mut result = new_result(&props, &routes, &plan);
     let mut slot: Option<Target> = None;
     let (faults, mut fault) = watch::channel(None::<String>);
     let started = Instant::now();
@@ -79,6 +85,7 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         let mut work = std::pin::pin!(measure(
             &mut slot,
             &props,
+            &plan,
             &http,
             &routes,
             &mut result,
@@ -162,16 +169,17 @@ fn refuse_exposed_inspector(command: &[String]) -> anyhow::Result<()> {
 
 /// Runs every route, (re)starting the target as `--fresh` asks. The target
 /// lives in `slot` so the caller can stop it whatever happens here.
+#[allow(clippy::too_many_arguments)]
 async fn measure(
     slot: &mut Option<Target>,
     props: &RunProps,
+    plan: &CyclePlan,
     http: &HttpTarget,
     routes: &[String],
     result: &mut RunResult,
     progress: &Progress,
     faults: &watch::Sender<Option<String>>,
 ) -> anyhow::Result<()> {
-    let plan = cycle_plan(props, http);
     let mut probe: Option<Box<dyn Probe>> = None;
     let mut deferred = Vec::new();
     for (index, route) in routes.iter().enumerate() {
@@ -196,14 +204,14 @@ async fn measure(
             ..RouteResult::default()
         });
         let into = result.routes.last_mut().expect("just pushed");
-        run_route(probe.as_mut(), &plan, into, progress)
+        run_route(probe.as_mut(), plan, into, progress)
             .await
             .with_context(|| format!("route {route}"))?;
         if wants_diagnosis(props, into, probe.as_ref()) {
             // A fresh process is discarded after its route, so its
             // snapshots touch no other series; a shared one waits for the end.
             if props.fresh || index + 1 == routes.len() {
-                diagnose_route(probe.as_mut(), &plan, into, props, progress).await;
+                diagnose_route(probe.as_mut(), plan, into, props, progress).await;
             } else {
                 deferred.push(index);
             }
@@ -212,7 +220,7 @@ async fn measure(
     for index in deferred {
         if let Some(probe) = probe.as_mut() {
             let into = &mut result.routes[index];
-            diagnose_route(probe.as_mut(), &plan, into, props, progress).await;
+            diagnose_route(probe.as_mut(), plan, into, props, progress).await;
         }
     }
     Ok(())
@@ -312,7 +320,12 @@ async fn connect_probe(
     Ok(connected.probe)
 }
 
-fn cycle_plan(props: &RunProps, http: &HttpTarget) -> CyclePlan {
+fn cycle_plan(props: &RunProps, http: &HttpTarget, scenario: Option<Arc<Scenario>>) -> CyclePlan {
+    let unit = if scenario.is_some() {
+        Unit::Iteration
+    } else {
+        Unit::Request
+    };
     let request = RequestSpec {
         method: props.request.method.clone(),
         path: http.path.clone(),
@@ -330,16 +343,41 @@ fn cycle_plan(props: &RunProps, http: &HttpTarget) -> CyclePlan {
             stop: Stop::Requests(props.requests),
             rate: None,
             timeout: props.request.timeout,
+            scenario,
+            abort: props.request.abort,
         },
         request,
+        load_cmd: props.load_cmd.as_ref().map(|command| LoadCommand {
+            command: command.clone(),
+            base_url: format!("http://{}", http.host),
+            log_dir: std::env::temp_dir().join(format!("leakcheck-{}", std::process::id())),
+        }),
         verdict: Options {
             max_retained: props.max_retained,
             proc_only: false,
+            fixed_request: scenario_free_and_fixed(props),
+            unit,
         },
     }
 }
 
-fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
+/// Whether every request of every cycle is the same bytes (no template,
+/// no scenario, no external driver): what is keyed by request data then
+/// cannot grow, and a clean verdict says so.
+fn scenario_free_and_fixed(props: &RunProps) -> bool {
+    let spec = RequestSpec {
+        method: props.request.method.clone(),
+        path: "/".into(),
+        headers: props.request.headers.clone(),
+        body: props.request.body.clone(),
+        weight: 1,
+    };
+    props.request.scenario.is_none()
+        && props.load_cmd.is_none()
+        && crate::load::PreparedRequest::new(&spec, "h", None).is_ok_and(|r| r.is_fixed())
+}
+
+fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) -> RunResult {
     RunResult {
         schema_version: SCHEMA_VERSION,
         leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -361,6 +399,10 @@ fn new_result(props: &RunProps, routes: &[String]) -> RunResult {
             method: props.request.method.clone(),
             fresh: props.fresh && !props.command.is_empty(),
             max_retained_bytes_per_request: props.max_retained,
+            unit: plan.verdict.unit,
+            scenario: plan.load.scenario.as_ref().map(|s| s.source.clone()),
+            load_cmd: props.load_cmd.clone(),
+            abort: (props.request.abort > 0.0).then_some(props.request.abort),
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

@@ -69,11 +69,11 @@ pub(super) fn run_end(result: &RunResult) -> RunEnd {
     let load_failed = result
         .routes
         .iter()
-        .any(|r| r.cycles.iter().any(|c| c.load.successes() == 0));
+        .any(|r| r.cycles.iter().any(|c| c.did_no_work()));
     if load_failed {
         eprintln!(
-            "error: a route answered no request with 2xx in a cycle, so its memory figures prove \
-             nothing; see the verdict above"
+            "error: a cycle did no work (no request answered 2xx, or --load-cmd failed), so its \
+             memory figures prove nothing; see the verdict above"
         );
     }
     let regressed = result

@@ -1,7 +1,8 @@
 //! What is checked before the target starts, so that minutes of load are
 //! never lost to a mistake in a flag: every report path can be written,
-//! the `--baseline` parses, and the `--snapshots` directory exists (it is
-//! created with mode 0700 when it does not).
+//! the `--baseline` parses, the `--snapshots` directory exists (it is
+//! created with mode 0700 when it does not), and a `--scenario` file is
+//! whole and valid.
 
 use anyhow::Context;
 
@@ -31,4 +32,19 @@ pub(super) fn check_outputs(props: &RunProps) -> anyhow::Result<Option<RunResult
         .as_deref()
         .map(|path| load_result(path).context("--baseline is checked before the run"))
         .transpose()
+}
+
+/// Reads and checks `--scenario` before the target starts.
+pub(super) fn load_scenario(
+    props: &RunProps,
+    http: &crate::net::HttpTarget,
+) -> anyhow::Result<Option<std::sync::Arc<crate::load::Scenario>>> {
+    let Some(path) = &props.request.scenario else {
+        return Ok(None);
+    };
+    if !props.routes.is_empty() {
+        anyhow::bail!("--scenario names its own paths: drop --route");
+    }
+    let scenario = crate::load::Scenario::load(path, &http.host).map_err(anyhow::Error::msg)?;
+    Ok(Some(std::sync::Arc::new(scenario)))
 }

@@ -1,0 +1,136 @@
+//! `--load-cmd`: a cycle's work done by the team's own load tool (k6,
+//! autocannon, Artillery, a script) instead of the built-in generator. The
+//! command runs through `sh -c` once per cycle, in its own process group
+//! (stopped with it if leakcheck is interrupted), with what it needs in its
+//! environment; its output goes to a log file the report names, and a
+//! non-zero exit fails the cycle. The fit then divides by what the target
+//! itself counted as served, since leakcheck did not send the requests.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Instant;
+
+use crate::model::{DriverRun, LoadReport, StatusCounts};
+
+/// What `--load-cmd` needs besides the cycle.
+#[derive(Debug, Clone)]
+pub struct LoadCommand {
+    pub command: String,
+    /// `http://host:port`, as `LEAKCHECK_URL`.
+    pub base_url: String,
+    /// Where each cycle's log goes.
+    pub log_dir: PathBuf,
+}
+
+/// The cycle being driven, as the command's environment names it.
+pub struct DriverCycle<'a> {
+    pub route: &'a str,
+    pub cycle: u32,
+    pub requests: u64,
+    pub connections: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("cannot write the --load-cmd log {}", path.display())]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start --load-cmd through sh")]
+    Spawn(#[source] std::io::Error),
+}
+
+/// Runs the command for one cycle and waits for it.
+pub async fn drive(
+    command: &LoadCommand,
+    cycle: &DriverCycle<'_>,
+) -> Result<(LoadReport, DriverRun), DriverError> {
+    std::fs::create_dir_all(&command.log_dir).map_err(|source| DriverError::Log {
+        path: command.log_dir.clone(),
+        source,
+    })?;
+    let log = command.log_dir.join(format!(
+        "load-cmd-{}-cycle{}.log",
+        crate::diagnose::file_label(cycle.route),
+        cycle.cycle
+    ));
+    let log_error = |source| DriverError::Log {
+        path: log.clone(),
+        source,
+    };
+    let out = std::fs::File::create(&log).map_err(log_error)?;
+    let err = out.try_clone().map_err(log_error)?;
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command.command)
+        .env("LEAKCHECK_URL", &command.base_url)
+        .env("LEAKCHECK_ROUTE", cycle.route)
+        .env("LEAKCHECK_REQUESTS", cycle.requests.to_string())
+        .env("LEAKCHECK_CONNECTIONS", cycle.connections.to_string())
+        .env("LEAKCHECK_CYCLE", cycle.cycle.to_string())
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(DriverError::Spawn)?;
+    let group = child.id();
+    // Interrupted (the future dropped): the whole group goes, not just sh.
+    let _stop_group = GroupGuard(group);
+    let status = child.wait().await.map_err(DriverError::Spawn)?;
+    let duration_s = started.elapsed().as_secs_f64();
+    let run = DriverRun {
+        command: command.command.clone(),
+        log: log.display().to_string(),
+        exit: crate::process::exit_status_of(status),
+        duration_s,
+    };
+    Ok((empty_report(duration_s), run))
+}
+
+/// The built-in generator's report, empty: the driver's own figures are in
+/// its log, and what the target served is in the cycle.
+fn empty_report(duration_s: f64) -> LoadReport {
+    LoadReport {
+        duration_s,
+        interrupted: false,
+        stalled: false,
+        requests: 0,
+        responses: 0,
+        aborted: 0,
+        iterations: None,
+        failed_iterations: None,
+        iterations_per_second: None,
+        failure_reasons: Vec::new(),
+        requests_per_second: 0.0,
+        status: StatusCounts::default(),
+        non_2xx: 0,
+        errors: 0,
+        errors_by_kind: Default::default(),
+        timeouts: 0,
+        reconnects: 0,
+        bytes_read: 0,
+        bytes_written: 0,
+        throughput_bytes_per_second: 0.0,
+        latency_ms: None,
+    }
+}
+
+/// Kills the driver's process group when dropped (normal end: it is gone
+/// already and the signal finds nothing).
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            // SAFETY: kill(2) on the process group this module created.
+            unsafe {
+                libc::kill(-(pid as libc::pid_t), libc::SIGKILL);
+            }
+        }
+    }
+}

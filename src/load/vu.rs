@@ -1,0 +1,231 @@
+//! A virtual user of a scenario run: one connection that loops over the
+//! scenario's steps. A slot is an iteration; it counts as done only when
+//! every step (and every repeat) answered what it expects and every
+//! capture found its value. Otherwise the iteration stops at that step and
+//! is counted as failed with the reason; a capture that found nothing is
+//! never sent as `{name}`.
+//!
+//! The virtual user keeps a cookie jar across its iterations, as a browser
+//! does: each `Set-Cookie` replaces the cookie of that name, and the jar is
+//! sent as one `Cookie` header on every step that does not set its own.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::connection::Collected;
+use super::engine::Shared;
+use super::plan::Scratch;
+use super::scenario::{Scenario, Step, extract};
+use super::stats::ErrorKind;
+use super::template::{Captures, RenderContext, Rng, next_sequence};
+use super::worker::{Link, send_with_retry};
+
+/// Values captured in the current iteration, by name.
+#[derive(Default)]
+struct Captured(Vec<(String, Vec<u8>)>);
+
+impl Captures for Captured {
+    fn get(&self, name: &str) -> Option<&[u8]> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+    }
+}
+
+impl Captured {
+    fn set(&mut self, name: &str, value: Vec<u8>) {
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some(entry) => entry.1 = value,
+            None => self.0.push((name.to_string(), value)),
+        }
+    }
+}
+
+/// The cookies a virtual user holds, and the header line that sends them.
+#[derive(Default)]
+struct CookieJar {
+    cookies: Vec<(Vec<u8>, Vec<u8>)>,
+    header: Vec<u8>,
+}
+
+impl CookieJar {
+    /// Takes `name=value` from a `Set-Cookie` value (its attributes are
+    /// not needed within one run).
+    fn store(&mut self, set_cookie: &[u8]) {
+        let pair = set_cookie.split(|b| *b == b';').next().unwrap_or(b"");
+        let Some(eq) = pair.iter().position(|b| *b == b'=') else {
+            return;
+        };
+        let name = pair[..eq].trim_ascii().to_vec();
+        let value = pair[eq + 1..].trim_ascii().to_vec();
+        if name.is_empty() || value.contains(&b'\r') || value.contains(&b'\n') {
+            return;
+        }
+        match self.cookies.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = value,
+            None => self.cookies.push((name, value)),
+        }
+        self.header.clear();
+        self.header.extend_from_slice(b"Cookie: ");
+        for (i, (n, v)) in self.cookies.iter().enumerate() {
+            if i > 0 {
+                self.header.extend_from_slice(b"; ");
+            }
+            self.header.extend_from_slice(n);
+            self.header.push(b'=');
+            self.header.extend_from_slice(v);
+        }
+        self.header.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Everything one virtual user keeps between requests.
+struct User {
+    link: Link,
+    scratch: Scratch,
+    rng: Rng,
+    jar: CookieJar,
+    captured: Captured,
+    collected: Collected,
+}
+
+pub(super) async fn run_virtual_user(shared: Rc<Shared>, scenario: Arc<Scenario>, index: usize) {
+    let mut user = User {
+        link: Link::default(),
+        scratch: Scratch::default(),
+        rng: Rng::new(index as u64),
+        jar: CookieJar::default(),
+        captured: Captured::default(),
+        collected: Collected {
+            want_headers: scenario.wanted_headers(),
+            ..Collected::default()
+        },
+    };
+    let uses_sequence = scenario.uses_sequence();
+    while let Some(slot) = shared.claim() {
+        shared.wait_for_slot(slot).await;
+        let sequence = if uses_sequence { next_sequence() } else { 0 };
+        user.captured.0.clear();
+        let failure = run_iteration(&shared, &scenario, &mut user, sequence).await;
+        let mut stats = shared.stats.borrow_mut();
+        match failure {
+            None => stats.iterations += 1,
+            Some(reason) => stats.record_failed_iteration(reason),
+        }
+        drop(stats);
+        shared.slot_done();
+    }
+}
+
+/// Runs every step once (each `repeat` times); the reason it stopped, if
+/// it did.
+async fn run_iteration(
+    shared: &Shared,
+    scenario: &Scenario,
+    user: &mut User,
+    sequence: u64,
+) -> Option<String> {
+    for (index, step) in scenario.steps.iter().enumerate() {
+        for _ in 0..step.repeat {
+            if let Err(why) = run_step(shared, step, user, sequence).await {
+                return Some(format!("step {} ({}): {why}", index + 1, step.label));
+            }
+        }
+    }
+    None
+}
+
+async fn run_step(
+    shared: &Shared,
+    step: &Step,
+    user: &mut User,
+    sequence: u64,
+) -> Result<(), String> {
+    let began = Instant::now();
+    let deadline = tokio::time::Instant::from(began + shared.plan.timeout);
+    let mut ctx = RenderContext {
+        sequence,
+        rng: &mut user.rng,
+        captures: &user.captured,
+    };
+    let cookie: &[u8] = if step.own_cookie {
+        b""
+    } else {
+        &user.jar.header
+    };
+    let bytes = match step.request.bytes(&mut user.scratch, &mut ctx, cookie) {
+        Ok(bytes) => bytes,
+        Err(why) => {
+            shared.note_error(ErrorKind::Capture, began);
+            return Err(why);
+        }
+    };
+    user.collected.want_body = step
+        .captures
+        .iter()
+        .any(|c| matches!(c.from, super::scenario::CaptureFrom::Json(_)));
+    let outcome = tokio::time::timeout_at(
+        deadline,
+        send_with_retry(
+            shared,
+            &mut user.link,
+            bytes,
+            step.request.is_head,
+            Some(&mut user.collected),
+        ),
+    )
+    .await
+    .unwrap_or(Err(ErrorKind::Timeout));
+    let status = match outcome {
+        Ok(status) => status,
+        Err(kind) => {
+            user.link.drop_connection(shared);
+            shared.note_error(kind, began);
+            return Err(format!("{} error", kind.name()));
+        }
+    };
+    shared.note_answer();
+    shared
+        .stats
+        .borrow_mut()
+        .record_response(status, began.elapsed());
+    user.link.account(shared);
+    for (name, value) in &user.collected.headers {
+        if name == "set-cookie" {
+            user.jar.store(value);
+        }
+    }
+    if !step.expect.accepts(status) {
+        return Err(format!("answered {status}, expected {}", step.expect));
+    }
+    for capture in &step.captures {
+        match extract(capture, &user.collected.headers, &user.collected.body) {
+            Some(value) => user.captured.set(&capture.name, value),
+            None => {
+                return Err(format!(
+                    "capture {} ({}) found nothing in the answer",
+                    capture.name, capture.source
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_jar_keeps_one_value_per_cookie() {
+        let mut jar = CookieJar::default();
+        jar.store(b"sid=abc; Path=/; HttpOnly");
+        jar.store(b"theme=dark");
+        jar.store(b"sid=def");
+        assert_eq!(jar.header, b"Cookie: sid=def; theme=dark\r\n");
+        jar.store(b"evil=a\r\nX: y");
+        assert_eq!(jar.header, b"Cookie: sid=def; theme=dark\r\n");
+    }
+}

@@ -1,0 +1,76 @@
+// Leaks that a fixed request cannot show, for the realistic-traffic tests.
+//   node tests/targets/traffic-server.mjs PORT
+//   /item?id=X   a cache keyed by the URL: one entry per distinct id, never evicted
+//   POST /login  {"user": "..."}: a session per login in a store that never expires;
+//                answers {"access":{"token": SID}} and Set-Cookie: sid=SID
+//   /profile     200 with the session of the sid cookie, 401 without one
+//   /listen      adds a listener to a long-lived emitter, removed on 'finish':
+//                it stays when the client hangs up before the answer
+import { createServer } from 'node:http';
+import { EventEmitter } from 'node:events';
+
+const port = Number(process.argv[2]);
+
+const cache = new Map();
+const sessions = new Map();
+let nextSession = 0;
+const bus = new EventEmitter();
+bus.setMaxListeners(0);
+
+const send = (res, status, body, headers = {}) => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+};
+
+const cookie = (req, name) => {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [key, value] = part.trim().split('=');
+    if (key === name) return value;
+  }
+  return undefined;
+};
+
+const routes = {
+  '/item': (req, res, url) => {
+    const key = url.search;
+    if (!cache.has(key)) cache.set(key, { key, at: Date.now(), data: 'i'.repeat(1024) });
+    send(res, 200, { ok: true });
+  },
+  '/login': (req, res) => {
+    let raw = '';
+    req.on('data', (chunk) => (raw += chunk));
+    req.on('end', () => {
+      const { user } = JSON.parse(raw || '{}');
+      const sid = `s${(nextSession += 1)}`;
+      sessions.set(sid, { user, at: Date.now(), data: 's'.repeat(1024) });
+      send(res, 200, { access: { token: sid } }, { 'set-cookie': `sid=${sid}; Path=/; HttpOnly` });
+    });
+  },
+  '/profile': (req, res) => {
+    const session = sessions.get(cookie(req, 'sid'));
+    if (!session) return send(res, 401, { error: 'no session' });
+    send(res, 200, { user: session.user });
+  },
+  '/listen': (req, res) => {
+    const onTick = () => onTick.payload.length;
+    onTick.payload = 'l'.repeat(1024);
+    bus.on('tick', onTick);
+    res.on('finish', () => bus.off('tick', onTick));
+    // A slow answer, so that a client that hangs up does so first.
+    setTimeout(() => {
+      if (!res.destroyed) send(res, 200, { ok: true });
+    }, 5);
+  },
+};
+
+createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  const route = routes[url.pathname];
+  if (!route) return send(res, 404, { error: 'no route' });
+  route(req, res, url);
+}).listen(port, '127.0.0.1');
