@@ -104,6 +104,32 @@ fn one_get_response() {
 }
 
 #[test]
+fn templates_and_scenarios() {
+    use leakcheck::load::Scenario;
+    use leakcheck::load::template::{NoCaptures, RenderContext, Rng, Template};
+    let seeds: [&[u8]; 3] = [
+        br#"/item?id={n}&k={n%7}&u={uuid}&r={rand:1-9}&j={"a":{n}}"#,
+        br#"{"steps":[{"method":"POST","path":"/login","body":{"u":"u{n}"},"capture":{"t":"json:a.b"}},{"path":"/p","headers":{"x":"{t}"},"repeat":2,"expect":"2xx"}]}"#,
+        br#"{"steps":[{"path":"/a","capture":{"h":"header:x-y"}},{"path":"/b?h={h}","expect":201}]}"#,
+    ];
+    let mut bytes = Bytes(13);
+    let mut rng = Rng::new(0);
+    for round in 0..ROUNDS {
+        let input = bytes.mutate(seeds[round % seeds.len()]);
+        let text = String::from_utf8_lossy(&input);
+        if let Ok(template) = Template::parse(&text, None) {
+            let mut ctx = RenderContext {
+                sequence: round as u64,
+                rng: &mut rng,
+                captures: &NoCaptures,
+            };
+            template.render(&mut Vec::new(), &mut ctx).unwrap();
+        }
+        let _ = Scenario::parse(&text, "s.json", "127.0.0.1:1");
+    }
+}
+
+#[test]
 fn probe_readings() {
     let seed = br#"{"rss":53.6,"heapTotal":8.3,"heapUsed":6.6,"external":3.6,"arrayBuffers":0.1,"kept":0}"#;
     let status = b"VmRSS:\t  20480 kB\nRssAnon:\t 8192 kB\nRssFile:\t 12288 kB\n";
