@@ -23,9 +23,7 @@ autocannon="$here/node_modules/.bin/autocannon"
 command -v wrk >/dev/null || { echo "apt-get install wrk" >&2; exit 2; }
 command -v nginx >/dev/null || { echo "apt-get install nginx-light" >&2; exit 2; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do sleep 0.05; done; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/common.sh"
 
 # nginx, one worker, in its own prefix.
 nginx_port=$(free_port)

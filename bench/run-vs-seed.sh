@@ -11,7 +11,7 @@ trap 'kill $(cat "$work"/*.pid 2>/dev/null) 2>/dev/null || true; rm -rf "$work"'
 leakcheck="$here/../target/release/leakcheck"
 (cd "$here/.." && cargo build --release -q)
 port_free() { ! (exec 3<>/dev/tcp/127.0.0.1/9750) 2>/dev/null; }
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/common.sh"
 after_gc_mb() { grep 'after gc' | sed 's/.*"heapUsed":\([0-9.]*\).*/\1/'; }
 
 seed_round() { # route -> prints "seconds after-gc-series"

@@ -24,7 +24,7 @@ fi
 if [ ! -f "$dir/huge-1100.heapsnapshot" ]; then
   node --max-old-space-size=20000 "$here/make-snapshot.mjs" "$dir/big-500.heapsnapshot" 500 "$dir/huge-1100.heapsnapshot" 1100
 fi
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/common.sh"
 # measure NAME CMD... → appends "seconds peak_mb exit" to $dir/NAME.txt
 measure() {
   local name=$1; shift

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Instant;
 
-use crate::model::{DriverRun, LoadReport, StatusCounts};
+use crate::model::{DriverRun, LoadReport};
 
 /// What `--load-cmd` needs besides the cycle.
 #[derive(Debug, Clone)]
@@ -89,35 +89,13 @@ pub async fn drive(
         exit: crate::process::exit_status_of(status),
         duration_s,
     };
-    Ok((empty_report(duration_s), run))
-}
-
-/// The built-in generator's report, empty: the driver's own figures are in
-/// its log, and what the target served is in the cycle.
-fn empty_report(duration_s: f64) -> LoadReport {
-    LoadReport {
+    // The built-in generator's figures stay empty: the driver's own are in
+    // its log, and what the target served is in the cycle.
+    let report = LoadReport {
         duration_s,
-        interrupted: false,
-        stalled: false,
-        requests: 0,
-        responses: 0,
-        aborted: 0,
-        iterations: None,
-        failed_iterations: None,
-        iterations_per_second: None,
-        failure_reasons: Vec::new(),
-        requests_per_second: 0.0,
-        status: StatusCounts::default(),
-        non_2xx: 0,
-        errors: 0,
-        errors_by_kind: Default::default(),
-        timeouts: 0,
-        reconnects: 0,
-        bytes_read: 0,
-        bytes_written: 0,
-        throughput_bytes_per_second: 0.0,
-        latency_ms: None,
-    }
+        ..LoadReport::default()
+    };
+    Ok((report, run))
 }
 
 /// Kills the driver's process group when dropped (normal end: it is gone

@@ -87,7 +87,11 @@ impl Exporter for HtmlExporter {
 
 /// One line per route at the top: what a reader needs before the details.
 fn render_overview(out: &mut String, result: &RunResult) {
-    out.push_str("<table><tr><th class=\"l\">route</th><th class=\"l\">verdict</th><th>retained / request</th><th>after-GC heapUsed, first → last</th><th>errors</th><th>non-2xx</th></tr>\n");
+    let _ = writeln!(
+        out,
+        "<table><tr><th class=\"l\">route</th><th class=\"l\">verdict</th><th>retained / {}</th><th>after-GC heapUsed, first → last</th><th>errors</th><th>non-2xx</th></tr>",
+        result.settings.unit.name()
+    );
     for (index, route) in result.routes.iter().enumerate() {
         let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
             format!("{}{}", v.kind.name(), if v.leak { " (leak)" } else { "" })

@@ -33,7 +33,8 @@ impl Exporter for MarkdownExporter {
         );
         let _ = writeln!(
             out,
-            "| route | verdict | retained / request | after-GC heapUsed (MB) | errors / non-2xx |"
+            "| route | verdict | retained / {} | after-GC heapUsed (MB) | errors / non-2xx |",
+            result.settings.unit.name()
         );
         let _ = writeln!(out, "|---|---|--:|---|--:|");
         for route in &result.routes {

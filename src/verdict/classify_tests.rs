@@ -19,29 +19,14 @@ fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffer
 fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleResult {
     let load = LoadReport {
         duration_s: 1.0,
-        interrupted: false,
-        stalled: false,
         requests,
         responses: requests,
-        aborted: 0,
-        iterations: None,
-        failed_iterations: None,
-        iterations_per_second: None,
-        failure_reasons: Vec::new(),
         requests_per_second: requests as f64,
         status: StatusCounts {
             s2xx: requests,
             ..StatusCounts::default()
         },
-        non_2xx: 0,
-        errors: 0,
-        errors_by_kind: Default::default(),
-        timeouts: 0,
-        reconnects: 0,
-        bytes_read: 0,
-        bytes_written: 0,
-        throughput_bytes_per_second: 0.0,
-        latency_ms: None,
+        ..LoadReport::default()
     };
     CycleResult {
         cycle: n,

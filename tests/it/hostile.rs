@@ -210,16 +210,7 @@ fn a_websocket_url_off_this_machine_is_not_followed() {
 
 #[test]
 fn pid_refuses_a_process_that_would_open_its_inspector_on_all_interfaces() {
-    let port = free_port();
-    let mut command = Command::new(node());
-    command
-        .arg("--inspect-port=0.0.0.0:0")
-        .arg(repo_path("examples/demo-server.mjs"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let guard = Guard::spawn(&mut command);
-    wait_listening(port);
+    let (guard, port) = start_demo(&["--inspect-port=0.0.0.0:0"]);
     let pid = guard.pid();
     let finished = run_leakcheck(&["sample", "--pid", &pid.to_string()]);
     assert_eq!(finished.code, 2, "{}", finished.stderr);
