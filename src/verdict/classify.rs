@@ -82,7 +82,7 @@ pub fn judge(
         options,
         proc_only: options.proc_only,
     };
-    let choice = context.require_a_trend(context.choose());
+    let choice = context.choose();
     let figure = Figure {
         bytes_per_request: slope(&choice.figure),
         metric: choice.figure,
@@ -184,6 +184,8 @@ impl Context<'_> {
         }
     }
 
+    /// A cycle that did no work decides first (it proves nothing); then
+    /// the growth of the series, held to needing a trend.
     fn choose(&self) -> Choice {
         if let Some(stalled) = self.cycles.iter().find(|c| c.load.stalled) {
             return self.choice(
@@ -226,6 +228,11 @@ impl Context<'_> {
                 "Fix the route or the URL so that it answers 2xx, then run again.",
             );
         }
+        self.require_a_trend(self.choose_by_growth())
+    }
+
+    /// The row the series' growth makes, once every cycle did its work.
+    fn choose_by_growth(&self) -> Choice {
         if self.proc_only && self.trend(&Series::RSS) == Trend::Growing {
             return self.choice(
                 VerdictKind::Retention,

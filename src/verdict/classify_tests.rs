@@ -236,3 +236,21 @@ fn counters_rising_without_memory_change_are_counter_growth() {
         verdict.summary
     );
 }
+
+#[test]
+fn a_failed_cycle_keeps_its_reason_even_with_too_few_cycles() {
+    let baseline = sample(50.0, 8.0, 7.0, 3.0, 0.1);
+    let mut failed = cycle(1, 200, baseline.clone(), sample(50.0, 8.0, 9.0, 3.0, 0.1));
+    failed.load.status.s2xx = 0;
+    failed.load.status.s4xx = 200;
+    let grown = cycle(2, 200, baseline.clone(), sample(50.0, 8.0, 9.4, 3.0, 0.1));
+    let verdict = judge(&baseline, &[failed, grown], Options::default())
+        .unwrap()
+        .0;
+    assert_eq!(verdict.kind, VerdictKind::Inconclusive);
+    assert!(
+        verdict.summary.contains("no successful response"),
+        "{}",
+        verdict.summary
+    );
+}
