@@ -4,6 +4,7 @@
 
 pub mod action;
 mod classify;
+mod findings;
 pub mod fit;
 pub mod metric;
 

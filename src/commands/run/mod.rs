@@ -4,33 +4,31 @@
 //! taken so far are reported.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
 mod diagnosis;
 mod outcome;
+mod plan;
 mod ports;
 mod preflight;
 
 use super::attach;
 use crate::cli::{Attach, RunProps};
 use crate::commands::signals::{exit_on_a_later_signal, stop_signal};
-use std::sync::Arc;
 
-use crate::cycle::{CyclePlan, LoadCommand, run_route};
+use crate::cycle::{CyclePlan, run_route};
 use crate::inspector::Inspector;
-use crate::load::Scenario;
-use crate::load::{LoadPlan, RequestSpec, Stop};
-use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo, Unit};
+use crate::model::{RouteResult, RunResult};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::process::{LaunchSpec, Target};
 use crate::procfs;
 use crate::report::progress::Progress;
-use crate::verdict::Options;
 use diagnosis::{diagnose_route, wants_diagnosis};
 use outcome::outcome_of;
+use plan::{cycle_plan, new_result};
 use ports::{refuse_busy_port, wait_port_free};
 use tokio::sync::watch;
 
@@ -318,94 +316,4 @@ async fn connect_probe(
     result.target.node_version = connected.node_version;
     result.target.probe = Some(connected.probe.kind());
     Ok(connected.probe)
-}
-
-fn cycle_plan(props: &RunProps, http: &HttpTarget, scenario: Option<Arc<Scenario>>) -> CyclePlan {
-    let unit = if scenario.is_some() {
-        Unit::Iteration
-    } else {
-        Unit::Request
-    };
-    let request = RequestSpec {
-        method: props.request.method.clone(),
-        path: http.path.clone(),
-        headers: props.request.headers.clone(),
-        body: props.request.body.clone(),
-        weight: 1,
-    };
-    CyclePlan {
-        cycles: props.cycles,
-        load: LoadPlan {
-            addr: http.addr,
-            host: http.host.clone(),
-            requests: vec![request.clone()],
-            connections: props.connections,
-            stop: Stop::Requests(props.requests),
-            rate: None,
-            timeout: props.request.timeout,
-            scenario,
-            abort: props.request.abort,
-        },
-        request,
-        load_cmd: props.load_cmd.as_ref().map(|command| LoadCommand {
-            command: command.clone(),
-            base_url: format!("http://{}", http.host),
-            log_dir: std::env::temp_dir().join(format!("leakcheck-{}", std::process::id())),
-        }),
-        verdict: Options {
-            max_retained: props.max_retained,
-            proc_only: false,
-            fixed_request: scenario_free_and_fixed(props),
-            unit,
-        },
-    }
-}
-
-/// Whether every request of every cycle is the same bytes (no template,
-/// no scenario, no external driver): what is keyed by request data then
-/// cannot grow, and a clean verdict says so.
-fn scenario_free_and_fixed(props: &RunProps) -> bool {
-    let spec = RequestSpec {
-        method: props.request.method.clone(),
-        path: "/".into(),
-        headers: props.request.headers.clone(),
-        body: props.request.body.clone(),
-        weight: 1,
-    };
-    props.request.scenario.is_none()
-        && props.load_cmd.is_none()
-        && crate::load::PreparedRequest::new(&spec, "h", None).is_ok_and(|r| r.is_fixed())
-}
-
-fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) -> RunResult {
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at_unix_s: SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        target: TargetInfo {
-            command: props.command.clone(),
-            pid: None,
-            probe: None,
-            node_version: None,
-            url: crate::net::redacted(&props.url),
-        },
-        settings: Settings {
-            cycles: props.cycles,
-            requests_per_cycle: props.requests,
-            connections: props.connections,
-            routes: routes.to_vec(),
-            method: props.request.method.clone(),
-            fresh: props.fresh && !props.command.is_empty(),
-            max_retained_bytes_per_request: props.max_retained,
-            unit: plan.verdict.unit,
-            scenario: plan.load.scenario.as_ref().map(|s| s.source.clone()),
-            load_cmd: props.load_cmd.clone(),
-            abort: (props.request.abort > 0.0).then_some(props.request.abort),
-        },
-        routes: Vec::new(),
-        outcome: Outcome::default(),
-        comparison: None,
-    }
 }

@@ -1,0 +1,107 @@
+//! What a run will do, built once from its props: the cycle plan (the
+//! load of a cycle, its unit of work, the verdict's options, the external
+//! driver) and the result it fills, with the settings it reports.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::cli::RunProps;
+use crate::cycle::{CyclePlan, LoadCommand};
+use crate::load::{LoadPlan, RequestSpec, Scenario, Stop};
+use crate::model::{Outcome, RunResult, SCHEMA_VERSION, Settings, TargetInfo, Unit};
+use crate::net::HttpTarget;
+use crate::verdict::Options;
+
+pub(super) fn cycle_plan(
+    props: &RunProps,
+    http: &HttpTarget,
+    scenario: Option<Arc<Scenario>>,
+) -> CyclePlan {
+    let unit = if scenario.is_some() {
+        Unit::Iteration
+    } else {
+        Unit::Request
+    };
+    let request = RequestSpec {
+        method: props.request.method.clone(),
+        path: http.path.clone(),
+        headers: props.request.headers.clone(),
+        body: props.request.body.clone(),
+        weight: 1,
+    };
+    CyclePlan {
+        cycles: props.cycles,
+        load: LoadPlan {
+            addr: http.addr,
+            host: http.host.clone(),
+            requests: vec![request.clone()],
+            connections: props.connections,
+            stop: Stop::Requests(props.requests),
+            rate: None,
+            timeout: props.request.timeout,
+            scenario,
+            abort: props.request.abort,
+        },
+        request,
+        load_cmd: props.load_cmd.as_ref().map(|command| LoadCommand {
+            command: command.clone(),
+            base_url: format!("http://{}", http.host),
+            log_dir: std::env::temp_dir().join(format!("leakcheck-{}", std::process::id())),
+        }),
+        verdict: Options {
+            max_retained: props.max_retained,
+            proc_only: false,
+            fixed_request: scenario_free_and_fixed(props),
+            unit,
+        },
+    }
+}
+
+/// Whether every request of every cycle is the same bytes (no template,
+/// no scenario, no external driver): what is keyed by request data then
+/// cannot grow, and a clean verdict says so.
+fn scenario_free_and_fixed(props: &RunProps) -> bool {
+    let spec = RequestSpec {
+        method: props.request.method.clone(),
+        path: "/".into(),
+        headers: props.request.headers.clone(),
+        body: props.request.body.clone(),
+        weight: 1,
+    };
+    props.request.scenario.is_none()
+        && props.load_cmd.is_none()
+        && crate::load::PreparedRequest::new(&spec, "h", None).is_ok_and(|r| r.is_fixed())
+}
+
+pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) -> RunResult {
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at_unix_s: SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        target: TargetInfo {
+            command: props.command.clone(),
+            pid: None,
+            probe: None,
+            node_version: None,
+            url: crate::net::redacted(&props.url),
+        },
+        settings: Settings {
+            cycles: props.cycles,
+            requests_per_cycle: props.requests,
+            connections: props.connections,
+            routes: routes.to_vec(),
+            method: props.request.method.clone(),
+            fresh: props.fresh && !props.command.is_empty(),
+            max_retained_bytes_per_request: props.max_retained,
+            unit: plan.verdict.unit,
+            scenario: plan.load.scenario.as_ref().map(|s| s.source.clone()),
+            load_cmd: props.load_cmd.clone(),
+            abort: (props.request.abort > 0.0).then_some(props.request.abort),
+        },
+        routes: Vec::new(),
+        outcome: Outcome::default(),
+        comparison: None,
+    }
+}

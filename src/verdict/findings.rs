@@ -1,0 +1,151 @@
+//! The findings beside a verdict: what else the readings say (warm-up,
+//! garbage not yet collected, untouched pages, failed requests, counters
+//! that could not be read, identical requests, a served count that does not
+//! match). Each is worded with its figures and what it means for the verdict.
+
+use super::classify::Context;
+use super::metric::RETENTION_SIGMAS;
+use crate::model::{Finding, FindingKind, Series, Trend, VerdictKind};
+use crate::units::{MB, mb};
+
+impl Context<'_> {
+    pub(super) fn findings(&self, kind: VerdictKind) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let mut add = |kind: FindingKind, message: String| out.push(Finding::new(kind, message));
+        if self.proc_only {
+            add(
+                FindingKind::NoForcedGc,
+                "read from /proc without forced collections: every reading includes garbage, so \
+                 only steady growth across cycles means anything"
+                    .into(),
+            );
+        }
+        let readings = std::iter::once(self.baseline).chain(
+            self.cycles
+                .iter()
+                .flat_map(|c| [&c.after_load, &c.after_gc]),
+        );
+        let mut failed: Vec<(&String, &String, usize)> = Vec::new();
+        for sample in readings {
+            for (name, error) in &sample.counter_errors {
+                match failed.iter_mut().find(|(n, _, _)| *n == name) {
+                    Some(entry) => entry.2 += 1,
+                    None => failed.push((name, error, 1)),
+                }
+            }
+        }
+        for (name, error, count) in failed {
+            add(
+                FindingKind::CounterFailed,
+                format!(
+                    "counter {name} could not be read at {count} reading(s): its expression {error}; \
+                     fix the --counter expression so that it returns a number"
+                ),
+            );
+        }
+        if self.options.fixed_request && kind == VerdictKind::NoRetention {
+            add(
+                FindingKind::FixedRequest,
+                "every request was identical: a cache, map or list keyed by the URL, a user or \
+                 the body holds one entry under identical requests and cannot grow; vary the \
+                 request, e.g. --route '/item?id={n}' (README, \"Realistic traffic\")"
+                    .into(),
+            );
+        }
+        for cycle in self.cycles.iter().filter(|c| c.driver.is_none()) {
+            let Some(served) = cycle.served else { continue };
+            // Every answered request was begun; at most every sent one was.
+            let answered = cycle.responses;
+            let sent = cycle.requests;
+            if served < answered || served > sent {
+                add(
+                    FindingKind::ServedMismatch,
+                    format!(
+                        "cycle {}: the target counted {served} requests begun, leakcheck sent \
+                         {sent} and {answered} were answered: something else is serving on this \
+                         port, or sending it traffic",
+                        cycle.cycle
+                    ),
+                );
+                break;
+            }
+        }
+        let errors: u64 = self.cycles.iter().map(|c| c.errors).sum();
+        let non_2xx: u64 = self.cycles.iter().map(|c| c.non_2xx).sum();
+        if errors + non_2xx > 0 {
+            add(
+                FindingKind::LoadErrors,
+                format!(
+                    "{errors} errors and {non_2xx} non-2xx responses during load: failed requests may \
+                     do less work than good ones, so the figures understate a leak"
+                ),
+            );
+        }
+        if let Some(heap) = self.fit(&Series::HEAP_USED) {
+            let first = heap.increments.first().copied().unwrap_or(0.0);
+            if heap.fitted_from_cycle == 1
+                && first > RETENTION_SIGMAS * heap.noise_bytes
+                && kind != VerdictKind::Retention
+            {
+                add(
+                    FindingKind::WarmUp,
+                    format!(
+                        "the first cycle grew heapUsed by {} once (JIT code, lazy initialisation); not counted",
+                        mb(first)
+                    ),
+                );
+            }
+            let pending = self
+                .cycles
+                .iter()
+                .map(|c| c.after_load.heap_used as f64 - c.after_gc.heap_used as f64)
+                .fold(0.0, f64::max);
+            if pending > MB && kind != VerdictKind::Retention {
+                add(
+                    FindingKind::GarbagePending,
+                    format!(
+                        "heapUsed was up to {} higher after load than after the forced collection: \
+                         garbage no collection had reached yet, not retention",
+                        mb(pending)
+                    ),
+                );
+            }
+        }
+        if let Some(converging) = self
+            .fits
+            .iter()
+            .find(|f| f.trend == Trend::Converging && kind != VerdictKind::WorkingSet)
+        {
+            add(
+                FindingKind::Converging,
+                format!(
+                    "{} grew and levelled off: a working set, not a leak",
+                    converging.metric
+                ),
+            );
+        }
+        let grown = |m: &Series| -> f64 {
+            let first = self.baseline.value(m).unwrap_or(0.0);
+            let last = self
+                .cycles
+                .last()
+                .and_then(|c| c.after_gc.value(m))
+                .unwrap_or(first);
+            last - first
+        };
+        let buffers = grown(&Series::ARRAY_BUFFERS);
+        let rss = grown(&Series::RSS);
+        if buffers > 4.0 * MB && rss < buffers / 2.0 {
+            add(
+                FindingKind::UntouchedPages,
+                format!(
+                    "arrayBuffers grew {} but rss only {}: buffers whose pages were never written are \
+                     not resident yet; rss will rise when they are",
+                    mb(buffers),
+                    mb(rss)
+                ),
+            );
+        }
+        out
+    }
+}
