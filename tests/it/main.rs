@@ -9,6 +9,7 @@ mod diagnose;
 mod faults;
 mod hostile;
 mod load;
+mod npm;
 mod parsers_never_panic;
 mod reports;
 mod run_demo;

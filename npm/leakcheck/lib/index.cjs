@@ -1,0 +1,111 @@
+'use strict';
+// The JS API: run a check from a test runner or a script.
+//   const { check, assertNoLeak } = require('leakcheck');
+//   const result = await check({ url, routes: ['/users'], command: ['node', 'server.js'] });
+//   assertNoLeak(result, { maxRetainedPerRequest: 64 });
+const { spawn } = require('node:child_process');
+const { AssertionError } = require('node:assert');
+const { findBinary } = require('./binary.cjs');
+
+/** The command line of `leakcheck run` for `options`. */
+function runArgs(options) {
+  if (!options || !options.url) throw new TypeError('check: give options.url, the base URL the server listens on');
+  const args = ['run', '--url', options.url, '--json', '-'];
+  const flag = (name, value) => {
+    if (value !== undefined && value !== null) args.push(name, String(value));
+  };
+  for (const route of options.routes ?? []) flag('--route', route);
+  flag('--cycles', options.cycles);
+  flag('-a', options.requests);
+  flag('-c', options.connections);
+  flag('-m', options.method);
+  for (const header of options.headers ?? []) flag('-H', header);
+  flag('-b', options.body);
+  flag('--scenario', options.scenario);
+  flag('--abort', options.abort);
+  flag('--load-cmd', options.loadCmd);
+  flag('--max-retained', options.maxRetained);
+  flag('--timeout', options.timeout);
+  for (const counter of options.counters ?? []) flag('--counter', counter);
+  flag('--html', options.html);
+  flag('--markdown', options.markdown);
+  flag('--baseline', options.baseline);
+  flag('--snapshots', options.snapshots);
+  flag('--inspect', options.inspect);
+  flag('--pid', options.pid);
+  if (options.diagnose === false) args.push('--no-diagnose');
+  if (options.fresh === false) args.push('--no-fresh');
+  if (options.quiet) args.push('-q');
+  args.push(...(options.args ?? []));
+  if (options.command && options.command.length > 0) args.push('--', ...options.command);
+  return args;
+}
+
+/**
+ * Runs `leakcheck run` and resolves with its result. A leak resolves too
+ * (the result says so); exit 2 (an error, or an inconclusive verdict)
+ * rejects with the message, `exitCode` and the partial `result` attached.
+ */
+function check(options) {
+  return new Promise((resolve, reject) => {
+    let binary;
+    try {
+      binary = findBinary();
+    } catch (error) {
+      reject(error);
+      return;
+    }
+    const child = spawn(binary, runArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    let err = '';
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.stderr.on('data', (chunk) => {
+      err += chunk;
+      if (!options.quiet) process.stderr.write(chunk);
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      let result;
+      try {
+        result = JSON.parse(Buffer.concat(out).toString('utf8'));
+      } catch {
+        result = undefined;
+      }
+      if ((code === 0 || code === 1) && result) {
+        resolve(result);
+        return;
+      }
+      const lines = err.split('\n').filter((l) => l.startsWith('error:') || l.startsWith('inconclusive:'));
+      const why = lines.length > 0 ? lines.join('\n') : `leakcheck exited with ${code ?? signal}`;
+      const error = new Error(why);
+      error.exitCode = code;
+      error.result = result;
+      reject(error);
+    });
+  });
+}
+
+/**
+ * Throws an AssertionError when a route of `result` keeps memory beyond
+ * `maxRetainedPerRequest` bytes per unit (default: any leak verdict). The
+ * message is the verdict, the holder and what to do.
+ */
+function assertNoLeak(result, { maxRetainedPerRequest } = {}) {
+  const failures = [];
+  for (const route of result.routes ?? []) {
+    const verdict = route.verdict;
+    if (!verdict) continue;
+    const over = maxRetainedPerRequest === undefined
+      ? verdict.leak
+      : ['retention', 'off-heap-retention'].includes(verdict.kind) && verdict.figure.bytes_per_request > maxRetainedPerRequest;
+    if (!over && !(verdict.leak && verdict.kind === 'counter-growth')) continue;
+    const holder = route.diagnosis?.holders?.[0];
+    const held = holder ? ` Held by \`${holder.name}\` (${holder.kind}${holder.script ? `, ${holder.script}` : ''}).` : '';
+    failures.push(`${route.route}: ${verdict.kind}: ${verdict.summary}.${held} What to do: ${verdict.action}`);
+  }
+  if (failures.length > 0) {
+    throw new AssertionError({ message: `leakcheck: ${failures.join('\n')}`, actual: result, operator: 'assertNoLeak' });
+  }
+}
+
+module.exports = { check, assertNoLeak, runArgs, findBinary };

@@ -1,0 +1,88 @@
+// Types of the leakcheck JS API and of the result it resolves with (the
+// JSON result documented field by field in the repository's schema.json).
+
+export type VerdictKind =
+  | 'no-retention' | 'working-set' | 'retention' | 'off-heap-retention' | 'counter-growth' | 'inconclusive';
+
+export interface Finding { kind: string; message: string }
+export interface Figure { metric: string; bytes_per_request: number }
+export interface Verdict {
+  kind: VerdictKind;
+  leak: boolean;
+  summary: string;
+  action: string;
+  figure: Figure;
+  findings: Finding[];
+  fits: Array<{ metric: string; slope_bytes_per_request: number; trend: string; noise_bytes: number }>;
+}
+export interface Sample {
+  rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number;
+  counters?: Record<string, number | null>;
+  served?: number;
+}
+export interface Holder {
+  class: string; name: string; kind: string; holder_class: string; holder_id: number;
+  objects: number; new_bytes: number; retained_bytes: number; script: string | null; path_text: string;
+}
+export interface RouteResult {
+  route: string;
+  pid: number | null;
+  baseline: Sample | null;
+  cycles: Array<{ cycle: number; requests: number; responses: number; errors: number; non_2xx: number; units: number; served?: number; after_load: Sample; after_gc: Sample }>;
+  retained_bytes_per_request: { heap_used: number; external: number; array_buffers: number; rss: number } | null;
+  verdict: Verdict | null;
+  diagnosis?: { holders: Holder[]; allocation_sites: Array<{ function: string; url: string; line: number; column: number; bytes: number }> };
+}
+export interface RunResult {
+  schema_version: number;
+  leakcheck_version: string;
+  target: { command: string[]; pid: number | null; probe: 'inspector' | 'endpoints' | 'proc' | null; node_version: string | null; url: string };
+  settings: { cycles: number; requests_per_cycle: number; connections: number; routes: string[]; unit: 'request' | 'iteration' };
+  routes: RouteResult[];
+  outcome: { status: 'complete' | 'interrupted' | 'failed'; error: string | null };
+}
+
+export interface CheckOptions {
+  /** Base URL the server listens on (loopback). */
+  url: string;
+  routes?: string[];
+  /** The server's command line; leakcheck starts and stops it. */
+  command?: string[];
+  cycles?: number;
+  /** Requests (or scenario iterations) per cycle. */
+  requests?: number | string;
+  connections?: number;
+  method?: string;
+  headers?: string[];
+  body?: string;
+  scenario?: string;
+  abort?: number;
+  loadCmd?: string;
+  /** `--max-retained`: bytes per request (a number) or a size such as '0.1KB'. */
+  maxRetained?: number | string;
+  timeout?: string;
+  counters?: string[];
+  html?: string;
+  markdown?: string;
+  baseline?: string;
+  snapshots?: string;
+  inspect?: string;
+  pid?: number;
+  diagnose?: boolean;
+  fresh?: boolean;
+  /** No progress on stderr. */
+  quiet?: boolean;
+  /** Further flags, passed as they are. */
+  args?: string[];
+}
+
+export interface CheckError extends Error { exitCode: number | null; result?: RunResult }
+
+/** Runs `leakcheck run`; resolves on exit 0 or 1, rejects (CheckError) on exit 2. */
+export function check(options: CheckOptions): Promise<RunResult>;
+/** Throws an AssertionError naming the verdict and the holder when a route leaks. */
+export function assertNoLeak(result: RunResult, options?: { maxRetainedPerRequest?: number }): void;
+export function runArgs(options: CheckOptions): string[];
+export function findBinary(): string;
+declare const api: { check: typeof check; assertNoLeak: typeof assertNoLeak; runArgs: typeof runArgs; findBinary: typeof findBinary };
+export default api;

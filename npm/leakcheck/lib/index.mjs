@@ -1,0 +1,5 @@
+// ES module entry: the same API as index.cjs.
+import api from './index.cjs';
+
+export const { check, assertNoLeak, runArgs, findBinary } = api;
+export default api;
