@@ -137,26 +137,21 @@ fn a_failed_run_still_matches_the_schema() {
 
 #[test]
 fn baseline_passes_an_unchanged_route_and_fails_one_that_keeps_more() {
+    // /leak with a gate well above its retention, so only the comparison
+    // decides; its JSON to `json`, compared with `baseline` if given.
+    let leak_run = |json: &str, baseline: Option<&str>, env: &[(&str, &str)]| {
+        let mut args = vec!["--route", "/leak", "-a", "3000", "--json", json];
+        args.extend(["--max-retained", "100KB"]);
+        if let Some(baseline) = baseline {
+            args.extend(["--baseline", baseline]);
+        }
+        run_rows(&args, env)
+    };
     let base = outputs();
-    // A gate well above the leak, so only the comparison decides.
-    let gate = ["--max-retained", "100KB"];
-    let mut args = vec!["--route", "/leak", "-a", "3000", "--json", &base.json];
-    args.extend_from_slice(&gate);
-    assert_eq!(run_rows(&args, &[]).code, 0);
+    assert_eq!(leak_run(&base.json, None, &[]).code, 0);
 
     let same = outputs();
-    let mut args = vec![
-        "--route",
-        "/leak",
-        "-a",
-        "3000",
-        "--json",
-        &same.json,
-        "--baseline",
-        &base.json,
-    ];
-    args.extend_from_slice(&gate);
-    let unchanged = run_rows(&args, &[]);
+    let unchanged = leak_run(&same.json, Some(&base.json), &[]);
     assert_eq!(unchanged.code, 0, "{}", unchanged.stderr);
     assert!(
         unchanged.stderr.contains("/leak: retained"),
@@ -171,18 +166,7 @@ fn baseline_passes_an_unchanged_route_and_fails_one_that_keeps_more() {
 
     // The same route now keeps a 4 KB string per request instead of 256 B.
     let more = outputs();
-    let mut args = vec![
-        "--route",
-        "/leak",
-        "-a",
-        "3000",
-        "--json",
-        &more.json,
-        "--baseline",
-        &base.json,
-    ];
-    args.extend_from_slice(&gate);
-    let regressed = run_rows(&args, &[("LEAK_PAD", "4096")]);
+    let regressed = leak_run(&more.json, Some(&base.json), &[("LEAK_PAD", "4096")]);
     assert_eq!(regressed.code, 1, "{}", regressed.stderr);
     assert!(
         regressed.stderr.contains("/leak regressed: retained"),
