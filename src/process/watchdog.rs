@@ -22,9 +22,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// How long the target's group has between SIGTERM and SIGKILL once
 /// leakcheck is gone: a Node server closes its listener in milliseconds.
 const WATCHDOG_GRACE_MS: i64 = 500;
-/// Descriptors above this are not closed one by one by the watchdog (the
-/// target's pipes, the exec-error pipe and the runtime's descriptors all
-/// sit far below it; `close_range` takes the rest where the kernel has it).
+/// Where the kernel has no `close_range` (before Linux 5.9), the watchdog
+/// closes descriptors one by one up to this: the target's pipes, the
+/// exec-error pipe and the runtime's descriptors sit far below it.
 const CLOSE_SCAN: RawFd = 4096;
 
 /// The pipe that ties the watchdog's life to leakcheck's (or to the
@@ -99,10 +99,16 @@ unsafe fn watch(read: RawFd, write: RawFd, group: libc::pid_t) -> ! {
         libc::close(write);
         // Holding the target's stdout/stderr pipes open would keep
         // leakcheck's readers waiting after the target exits; holding the
-        // exec-error pipe would stall the spawn.
-        for fd in 0..CLOSE_SCAN {
-            if fd != read {
-                libc::close(fd);
+        // exec-error pipe would stall the spawn. close_range takes them all
+        // (Linux 5.9+); older kernels get the scan.
+        let closed = read > 0
+            && libc::syscall(libc::SYS_close_range, 0u32, read as u32 - 1, 0u32) == 0
+            && libc::syscall(libc::SYS_close_range, read as u32 + 1, u32::MAX, 0u32) == 0;
+        if !closed {
+            for fd in 0..CLOSE_SCAN {
+                if fd != read {
+                    libc::close(fd);
+                }
             }
         }
         let mut byte = 0u8;
