@@ -122,6 +122,8 @@ pub struct RequestProps {
     pub timeout: Duration,
     pub scenario: Option<std::path::PathBuf>,
     pub abort: f64,
+    /// No template in the method, headers or body (routes aside).
+    pub fixed_headers_and_body: bool,
 }
 
 impl RequestArgs {
@@ -158,9 +160,10 @@ impl RequestArgs {
             body: body.clone(),
             weight: 1,
         };
-        crate::load::PreparedRequest::new(&probe, "h", None)
+        let prepared = crate::load::PreparedRequest::new(&probe, "h", None)
             .map_err(|e| anyhow::anyhow!("-H or the body: {e}"))?;
         Ok(RequestProps {
+            fixed_headers_and_body: prepared.is_fixed(),
             method: self.method.to_ascii_uppercase(),
             headers,
             body,

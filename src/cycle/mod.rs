@@ -87,6 +87,9 @@ pub async fn run_route(
     observer.phase(&route, "baseline: forcing a full collection");
     into.baseline = Some(probe.settled_sample().await?);
     let load = route_load(plan, &route);
+    // A templated route (`/item?id={n}`) varies even when nothing else does.
+    let fixed_route =
+        crate::load::template::Template::parse(&route, None).is_ok_and(|t| t.as_fixed().is_some());
     let total = match load.stop {
         crate::load::Stop::Requests(n) => Some(n),
         crate::load::Stop::Duration(_) => None,
@@ -140,6 +143,7 @@ pub async fn run_route(
         into.cycles.push(result);
         let options = crate::verdict::Options {
             proc_only: !probe.can_collect(),
+            fixed_request: plan.verdict.fixed_request && fixed_route,
             ..plan.verdict
         };
         refresh_verdict(into, options);

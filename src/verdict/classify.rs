@@ -35,8 +35,9 @@ pub struct Options {
     /// The probe could not force collections (`--proc`): every reading
     /// includes garbage, and there are no heap figures, only rss.
     pub proc_only: bool,
-    /// Every request was the same bytes: a clean verdict then says what
-    /// identical requests cannot show.
+    /// Every request of the route was the same bytes (no template in its
+    /// path, headers or body; no scenario or driver): a clean verdict then
+    /// says what identical requests cannot show.
     pub fixed_request: bool,
     /// What a unit of work is, for the words of the verdict.
     pub unit: Unit,

@@ -12,7 +12,7 @@ fn traffic(port: u16) -> Vec<String> {
 fn a_url_keyed_cache_shows_only_under_templated_requests() {
     let port = free_port();
     let finished = RunArgs::new(port)
-        .routes(&["/item?id=1", "/item?id={n}"])
+        .routes(&["/item?id=1", "/item?id={n}", "/item?id={n%1}"])
         .requests("3000")
         .args(&["--no-diagnose"])
         .run(&traffic(port));
@@ -25,6 +25,14 @@ fn a_url_keyed_cache_shows_only_under_templated_requests() {
     let per_request = heap_per_request(&result.routes[1]);
     assert!(per_request > 200.0, "an entry per id: {per_request}");
     assert!(!varied.has_finding(FindingKind::FixedRequest));
+    // `{n%1}` is always 0: nothing grows, but the route is templated, so
+    // the verdict must not claim every request was identical.
+    let one_value = verdict_of(&result.routes[2]);
+    assert!(!one_value.leak, "{one_value:#?}");
+    assert!(
+        !one_value.has_finding(FindingKind::FixedRequest),
+        "{one_value:#?}"
+    );
     // The target counted exactly what was sent.
     for cycle in &result.routes[1].cycles {
         assert_eq!(cycle.served, Some(3000), "{cycle:#?}");

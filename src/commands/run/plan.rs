@@ -57,20 +57,13 @@ pub(super) fn cycle_plan(
     }
 }
 
-/// Whether every request of every cycle is the same bytes (no template,
-/// no scenario, no external driver): what is keyed by request data then
-/// cannot grow, and a clean verdict says so.
+/// Whether the requests are the same bytes apart from the route (no
+/// template in headers or body, no scenario, no external driver); the
+/// cycle runner adds the route's own check.
 fn scenario_free_and_fixed(props: &RunProps) -> bool {
-    let spec = RequestSpec {
-        method: props.request.method.clone(),
-        path: "/".into(),
-        headers: props.request.headers.clone(),
-        body: props.request.body.clone(),
-        weight: 1,
-    };
     props.request.scenario.is_none()
         && props.load_cmd.is_none()
-        && crate::load::PreparedRequest::new(&spec, "h", None).is_ok_and(|r| r.is_fixed())
+        && props.request.fixed_headers_and_body
 }
 
 pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) -> RunResult {
