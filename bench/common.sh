@@ -1,5 +1,15 @@
-# Shared by the bench scripts: a free loopback port, waiting for a
-# listener, and the median of numbers on stdin.
+# Shared by the bench scripts (source it after setting `here`): a free
+# loopback port, waiting for a listener, the median of numbers on stdin,
+# and `bench_start`: a scratch directory `$work`, the processes in `pids`
+# stopped at exit, and the release build in `$leakcheck`.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do sleep 0.05; done; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+bench_start() {
+  work=$(mktemp -d)
+  pids=()
+  trap cleanup EXIT
+  (cd "$here/.." && cargo build --release -q)
+  leakcheck="$here/../target/release/leakcheck"
+}

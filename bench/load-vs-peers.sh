@@ -12,18 +12,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-5}
 secs=${2:-5}
 conns=10
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-(cd "$here/.." && cargo build --release -q)
-leakcheck="$here/../target/release/leakcheck"
 autocannon="$here/node_modules/.bin/autocannon"
 [ -x "$autocannon" ] || { echo "run 'npm i' in bench/ first" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "apt-get install wrk" >&2; exit 2; }
 command -v nginx >/dev/null || { echo "apt-get install nginx-light" >&2; exit 2; }
 
 . "$here/common.sh"
+bench_start
 
 # nginx, one worker, in its own prefix.
 nginx_port=$(free_port)

@@ -12,15 +12,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-5}
 secs=${2:-5}
 conns=10
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-(cd "$here/.." && cargo build --release -q)
-leakcheck="$here/../target/release/leakcheck"
 command -v wrk >/dev/null || { echo "apt-get install wrk" >&2; exit 2; }
 command -v nginx >/dev/null || { echo "apt-get install nginx-light" >&2; exit 2; }
 . "$here/common.sh"
+bench_start
 
 port=$(free_port)
 mkdir -p "$work/nginx/logs"

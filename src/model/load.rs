@@ -49,7 +49,8 @@ pub struct LoadReport {
     pub latency_ms: Option<LatencySummary>,
 }
 
-fn is_zero(n: &u64) -> bool {
+/// For `skip_serializing_if`: a count of zero is left out of the JSON.
+pub fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 

@@ -15,7 +15,7 @@ mod verdict;
 use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{AllocationSite, ClassDiff, Diagnosis, Holder, HolderKind, PathStep};
-pub use load::{LatencySummary, LoadReport, StatusCounts};
+pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
 pub use sample::{Metric, Sample, Series};
 pub use verdict::{

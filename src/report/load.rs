@@ -31,10 +31,6 @@ struct Throughput {
     written: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 #[derive(Serialize)]
 struct LoadJson<'a> {
     schema_version: u32,
@@ -50,7 +46,7 @@ struct LoadJson<'a> {
     stalled: bool,
     requests: Requests,
     /// Hung up before the answer (`--abort`).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::model::is_zero")]
     aborted: u64,
     /// With `--scenario`: iterations that ran every step, those that
     /// stopped, their rate and why they stopped.

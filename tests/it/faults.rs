@@ -14,9 +14,11 @@ use crate::util::*;
 fn run_fault(route: &str, extra: &[&str], env: &[(&str, &str)]) -> Finished {
     let port = free_port();
     let command = target_command("fault-server.mjs", port);
-    let mut args = RunArgs::new(port).routes(&[route]).args(extra);
-    args = args.envs(env);
-    let finished = args.run(&command);
+    let finished = RunArgs::new(port)
+        .routes(&[route])
+        .args(extra)
+        .envs(env)
+        .run(&command);
     assert!(port_is_free(port), "port {port} left busy");
     assert!(none_running(&command), "the target was left running");
     finished
@@ -102,14 +104,14 @@ fn target_ignoring_sigterm_is_killed_after_the_grace_period() {
 /// has started (progress prints a line per step when stderr is not a
 /// terminal; the baseline is taken before the load).
 fn start_long_run(port: u16, command: &[String], extra: &[&str], env: &[(&str, &str)]) -> Guard {
-    let mut run = RunArgs::new(port)
+    let mut leakcheck_command = RunArgs::new(port)
         .table()
         .progress()
         .routes(&["/ok"])
         .requests("5000000")
-        .args(extra);
-    run = run.envs(env);
-    let mut leakcheck_command = run.command(command);
+        .args(extra)
+        .envs(env)
+        .command(command);
     leakcheck_command
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

@@ -26,9 +26,11 @@ fn outputs() -> Outputs {
 /// goes to stdout, the files where `args` say.
 fn run_rows(args: &[&str], env: &[(&str, &str)]) -> Finished {
     let port = free_port();
-    let mut run = RunArgs::new(port).table().args(args);
-    run = run.envs(env);
-    run.run(&target_command("rows-server.mjs", port))
+    RunArgs::new(port)
+        .table()
+        .args(args)
+        .envs(env)
+        .run(&target_command("rows-server.mjs", port))
 }
 
 fn validate(json_text: &str) {

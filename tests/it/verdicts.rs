@@ -13,13 +13,13 @@ fn check(
     env: &[(&str, &str)],
 ) -> (Finished, RunResult) {
     let port = free_port();
-    let mut args = RunArgs::new(port)
+    let finished = RunArgs::new(port)
         .routes(routes)
         .cycles(3)
         .requests(requests)
-        .args(extra);
-    args = args.envs(env);
-    let finished = args.run(&target_command("rows-server.mjs", port));
+        .args(extra)
+        .envs(env)
+        .run(&target_command("rows-server.mjs", port));
     assert!(port_is_free(port), "port {port} left busy");
     let result = finished.result();
     (finished, result)

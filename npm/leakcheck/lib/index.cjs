@@ -7,32 +7,25 @@ const { spawn } = require('node:child_process');
 const { AssertionError } = require('node:assert');
 const { findBinary } = require('./binary.cjs');
 
+/** Options that take a value, and their flag; an array repeats the flag. */
+const VALUE_FLAGS = [
+  ['routes', '--route'], ['cycles', '--cycles'], ['requests', '-a'], ['connections', '-c'],
+  ['method', '-m'], ['headers', '-H'], ['body', '-b'], ['scenario', '--scenario'],
+  ['abort', '--abort'], ['loadCmd', '--load-cmd'], ['maxRetained', '--max-retained'],
+  ['timeout', '--timeout'], ['counters', '--counter'], ['html', '--html'],
+  ['markdown', '--markdown'], ['baseline', '--baseline'], ['snapshots', '--snapshots'],
+  ['inspect', '--inspect'], ['pid', '--pid'],
+];
+
 /** The command line of `leakcheck run` for `options`. */
 function runArgs(options) {
   if (!options || !options.url) throw new TypeError('check: give options.url, the base URL the server listens on');
   const args = ['run', '--url', options.url, '--json', '-'];
-  const flag = (name, value) => {
-    if (value !== undefined && value !== null) args.push(name, String(value));
-  };
-  for (const route of options.routes ?? []) flag('--route', route);
-  flag('--cycles', options.cycles);
-  flag('-a', options.requests);
-  flag('-c', options.connections);
-  flag('-m', options.method);
-  for (const header of options.headers ?? []) flag('-H', header);
-  flag('-b', options.body);
-  flag('--scenario', options.scenario);
-  flag('--abort', options.abort);
-  flag('--load-cmd', options.loadCmd);
-  flag('--max-retained', options.maxRetained);
-  flag('--timeout', options.timeout);
-  for (const counter of options.counters ?? []) flag('--counter', counter);
-  flag('--html', options.html);
-  flag('--markdown', options.markdown);
-  flag('--baseline', options.baseline);
-  flag('--snapshots', options.snapshots);
-  flag('--inspect', options.inspect);
-  flag('--pid', options.pid);
+  for (const [option, flag] of VALUE_FLAGS) {
+    const value = options[option];
+    if (value === undefined || value === null) continue;
+    for (const each of Array.isArray(value) ? value : [value]) args.push(flag, String(each));
+  }
   if (options.diagnose === false) args.push('--no-diagnose');
   if (options.fresh === false) args.push('--no-fresh');
   if (options.quiet) args.push('-q');
