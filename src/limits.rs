@@ -11,18 +11,24 @@
 /// per worker. 64 leaves room; measured use beside the connections is ~20.
 pub const RESERVED_DESCRIPTORS: u64 = 64;
 
-/// Raises the soft RLIMIT_NOFILE to the hard limit; returns the soft limit
-/// in force afterwards.
-pub fn raise_open_files() -> u64 {
+/// The RLIMIT_NOFILE pair (soft, hard); `None` when it cannot be read.
+fn open_files() -> Option<libc::rlimit> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: getrlimit/setrlimit write and read only the struct passed.
+    // SAFETY: getrlimit writes only the struct passed.
+    (unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0).then_some(limit)
+}
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit (once, at start);
+/// returns the soft limit in force afterwards.
+pub fn raise_open_files() -> u64 {
+    let Some(mut limit) = open_files() else {
+        return u64::MAX;
+    };
+    // SAFETY: setrlimit reads only the struct passed.
     unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
-            return u64::MAX;
-        }
         if limit.rlim_cur < limit.rlim_max {
             let raised = libc::rlimit {
                 rlim_cur: limit.rlim_max,
@@ -36,9 +42,10 @@ pub fn raise_open_files() -> u64 {
     limit.rlim_cur
 }
 
-/// Refuses a connection count the open-file limit cannot hold.
+/// Refuses a connection count the open-file limit (raised at start)
+/// cannot hold.
 pub fn check_connections(connections: usize) -> anyhow::Result<()> {
-    let limit = raise_open_files();
+    let limit = open_files().map_or(u64::MAX, |l| l.rlim_cur);
     let needed = connections as u64 + RESERVED_DESCRIPTORS;
     if needed > limit {
         anyhow::bail!(
