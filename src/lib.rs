@@ -2,6 +2,7 @@
 //! in METHOD.md; README.md's "Layout" maps the modules. `run` is the entry
 //! point the binary calls.
 
+pub mod attribute;
 pub mod cli;
 pub mod commands;
 pub mod cycle;

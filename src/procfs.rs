@@ -151,6 +151,28 @@ pub fn all_pids() -> Vec<u32> {
         .collect()
 }
 
+/// The parent of process `pid` (field 4 of /proc/PID/stat, read after
+/// the command name's closing parenthesis, which may itself hold spaces).
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Whether `pid` descends from `ancestor` (not counting itself).
+pub fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut at = pid;
+    // A bound instead of trusting /proc to end at pid 1.
+    for _ in 0..64 {
+        match parent_of(at) {
+            Some(parent) if parent == ancestor => return true,
+            Some(parent) if parent > 1 => at = parent,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// A process's command line, or `?` when it is gone or unreadable.
 pub fn command_line(pid: u32) -> String {
     match fs::read(format!("/proc/{pid}/cmdline")) {

@@ -44,7 +44,8 @@ pub async fn connect_probe(
     match attach {
         Attach::Inspect(_) | Attach::Pid(_) => {
             let inspector = connect_inspector(attach, allow_remote_inspector).await?;
-            let probe = InspectorProbe::new(inspector, counters.to_vec());
+            let parts = crate::probe::parts::Parts::watch(&inspector, None).await;
+            let probe = InspectorProbe::new(inspector, counters.to_vec()).with_parts(parts);
             let node_version = probe.node_version().await.ok();
             Ok(Connected {
                 probe: Box::new(probe),

@@ -188,7 +188,9 @@ pub fn refresh_verdict(route: &mut RouteResult, options: crate::verdict::Options
     let Some(baseline) = &route.baseline else {
         return;
     };
-    if let Some((verdict, retained)) = crate::verdict::judge(baseline, &route.cycles, options) {
+    if let Some((mut verdict, retained)) = crate::verdict::judge(baseline, &route.cycles, options) {
+        route.isolates = crate::verdict::isolates::judge_isolates(baseline, &route.cycles, options);
+        crate::verdict::isolates::fold_into(&mut verdict, &route.isolates, options.unit.name());
         route.verdict = Some(verdict);
         route.retained_bytes_per_request = Some(retained);
     }

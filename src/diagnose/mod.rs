@@ -37,7 +37,10 @@ const TOP: usize = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiagnoseError {
-    #[error("the diagnosis needs the inspector probe (this run reads memory another way)")]
+    #[error(
+        "the diagnosis needs the inspector probe (this run reads memory another way), and the \
+         isolate it names must still run"
+    )]
     NoInspector,
     #[error("reading memory failed")]
     Probe(#[from] ProbeError),
@@ -70,6 +73,9 @@ pub struct DiagnosePlan<'a> {
     /// leakcheck started the target and will stop it, so it may change the
     /// target's JIT for precise allocation sites (see `inlining.rs`).
     pub owns_target: bool,
+    /// Diagnose this worker thread or child process (`worker 1`, `pid
+    /// 4242`) instead of the main isolate: the one whose heap grows.
+    pub isolate: Option<String>,
 }
 
 /// Runs the diagnosis for one route; `say` reports progress to the user.
@@ -78,11 +84,14 @@ pub async fn diagnose(
     plan: DiagnosePlan<'_>,
     say: &dyn Fn(&str),
 ) -> Result<Diagnosis, DiagnoseError> {
-    if probe.inspector().is_none() {
-        return Err(DiagnoseError::NoInspector);
+    // A handle of its own, so the probe stays free to take readings.
+    let inspector = match &plan.isolate {
+        Some(id) => probe.isolate_inspector(id),
+        None => probe.inspector().cloned(),
     }
+    .ok_or(DiagnoseError::NoInspector)?;
+    let inspector = &inspector;
     let settled = probe.settled_sample().await?;
-    let inspector = probe.inspector().ok_or(DiagnoseError::NoInspector)?;
     let sites_without_inlining = plan.owns_target && inlining::stop_inlining(inspector).await?;
     let started = Instant::now();
     say("taking heap snapshot 1 of 2: the target is paused while V8 writes it");
@@ -101,7 +110,6 @@ pub async fn diagnose(
     say("one more load cycle under the sampling heap profiler");
     let report = LoadRun::start(plan.load).finish().await?;
     probe.settled_sample().await?;
-    let inspector = probe.inspector().ok_or(DiagnoseError::NoInspector)?;
     let profile = inspector
         .call("HeapProfiler.getSamplingProfile", json!({}))
         .await?;
@@ -124,12 +132,10 @@ pub async fn diagnose(
     seconds += started_b.elapsed().as_secs_f64() - analysis_seconds;
     let rss_after = probe.sample().await?.rss;
     let mut allocation_sites = profile::surviving_sites(&profile, TOP);
-    if let Some(inspector) = probe.inspector() {
-        // A source that cannot be read leaves the sites as V8 gave them.
-        let _ =
-            source_line::name_holder_lines(inspector, &mut allocation_sites, &diff.holders).await;
-    }
-    Ok(Diagnosis {
+    // A source that cannot be read leaves the sites as V8 gave them.
+    let _ = source_line::name_holder_lines(inspector, &mut allocation_sites, &diff.holders).await;
+    let mut diagnosis = Diagnosis {
+        isolate: plan.isolate,
         requests: report.requests,
         classes: diff
             .classes
@@ -150,7 +156,9 @@ pub async fn diagnose(
         analysis_seconds,
         target_rss_before: settled.rss,
         target_rss_after: rss_after,
-    })
+    };
+    crate::attribute::attribute(inspector, &mut diagnosis).await;
+    Ok(diagnosis)
 }
 
 /// Streams a snapshot into the parser on a blocking thread (and into a

@@ -58,8 +58,7 @@ pub fn surviving_sites(profile: &Value, top: usize) -> Vec<AllocationSite> {
             line,
             column,
             bytes,
-            holder_line: None,
-            holder_line_text: None,
+            ..AllocationSite::default()
         })
         .collect();
     out.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.line.cmp(&b.line)));

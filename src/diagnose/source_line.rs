@@ -125,6 +125,9 @@ pub async fn name_holder_lines(
         if let Some(text) = source.get("scriptSource").and_then(|v| v.as_str())
             && let Some((line, shown)) = find_line(text, site.line, site.column, &identifiers)
         {
+            let full = text.lines().nth(line as usize - 1).unwrap_or("");
+            let indent = full.chars().take_while(|c| c.is_whitespace()).count();
+            site.holder_column = indent as u32 + 1;
             site.holder_line = Some(line);
             site.holder_line_text = Some(shown);
         }

@@ -49,10 +49,18 @@ struct Command {
     reply: Reply,
 }
 
-/// Where events go: nowhere until someone subscribes, so unread events
-/// never pile up.
-type EventSink = Arc<Mutex<Option<mpsc::UnboundedSender<Event>>>>;
+/// Where events go: to each subscriber whose method prefix matches, and
+/// nowhere when nobody listens, so unread events never pile up. A
+/// subscriber that dropped its receiver is forgotten at the next event.
+type EventSink = Arc<Mutex<Vec<Subscriber>>>;
 
+struct Subscriber {
+    prefix: String,
+    sink: mpsc::UnboundedSender<Event>,
+}
+
+/// A handle on one protocol session; clones share the session.
+#[derive(Clone)]
 pub struct Inspector {
     commands: mpsc::UnboundedSender<Command>,
     events: EventSink,
@@ -69,7 +77,7 @@ impl Inspector {
                     source: Box::new(e),
                 })?;
         let (commands, command_queue) = mpsc::unbounded_channel();
-        let events: EventSink = Arc::new(Mutex::new(None));
+        let events: EventSink = Arc::new(Mutex::new(Vec::new()));
         tokio::spawn(pump(socket, command_queue, events.clone()));
         Ok(Inspector {
             commands,
@@ -148,13 +156,128 @@ impl Inspector {
             .unwrap_or(Value::Null))
     }
 
-    /// Receives the protocol events from now on (replacing any earlier
-    /// subscriber). The channel ends when the connection does.
+    /// Receives every protocol event from now on, until the receiver is
+    /// dropped. The channel ends when the connection does.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Event> {
+        self.subscribe_to("")
+    }
+
+    /// Receives the events whose method starts with `prefix`
+    /// (`NodeWorker.`), so a long-lived listener is not handed a snapshot's
+    /// chunks.
+    pub fn subscribe_to(&self, prefix: &str) -> mpsc::UnboundedReceiver<Event> {
         let (sink, events) = mpsc::unbounded_channel();
-        *self.events.lock().expect("event sink lock") = Some(sink);
+        self.events
+            .lock()
+            .expect("event sink lock")
+            .push(Subscriber {
+                prefix: prefix.to_string(),
+                sink,
+            });
         events
     }
+
+    /// A handle that does not keep the connection open: background tasks
+    /// hold this, so that dropping the last real handle closes the session
+    /// (Node waits for its debugger to leave before it exits).
+    pub fn downgrade(&self) -> WeakInspector {
+        WeakInspector {
+            commands: self.commands.downgrade(),
+            events: self.events.clone(),
+            url: self.url.clone(),
+        }
+    }
+
+    /// A session with one of the target's worker threads, carried inside
+    /// this connection by the `NodeWorker` domain: the same API as the main
+    /// session (calls, evaluation, events, snapshots), each command wrapped
+    /// in `NodeWorker.sendMessageToWorker` and each answer unwrapped from
+    /// `NodeWorker.receivedMessageFromWorker`. It ends when the worker
+    /// detaches or this connection closes.
+    pub fn worker_session(&self, session_id: &str, label: &str) -> Inspector {
+        let (commands, command_queue) = mpsc::unbounded_channel();
+        let events: EventSink = Arc::new(Mutex::new(Vec::new()));
+        let incoming = self.subscribe_to("NodeWorker.");
+        tokio::spawn(pump_worker(
+            self.downgrade(),
+            session_id.to_string(),
+            incoming,
+            command_queue,
+            events.clone(),
+        ));
+        Inspector {
+            commands,
+            events,
+            url: format!("{} ({label})", self.url),
+        }
+    }
+}
+
+/// An `Inspector` that does not keep its connection open (`downgrade`).
+#[derive(Clone)]
+pub struct WeakInspector {
+    commands: mpsc::WeakUnboundedSender<Command>,
+    events: EventSink,
+    url: String,
+}
+
+impl WeakInspector {
+    /// The session, while some real handle still holds it.
+    pub fn upgrade(&self) -> Option<Inspector> {
+        Some(Inspector {
+            commands: self.commands.upgrade()?,
+            events: self.events.clone(),
+            url: self.url.clone(),
+        })
+    }
+}
+
+/// The worker session's half of `worker_session`: numbers commands, sends
+/// them through the parent, routes the worker's answers and events.
+async fn pump_worker(
+    parent: WeakInspector,
+    session_id: String,
+    mut incoming: mpsc::UnboundedReceiver<Event>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    events: EventSink,
+) {
+    let mut pending: HashMap<u64, (String, Reply)> = HashMap::new();
+    let mut next_id: u64 = 1;
+    loop {
+        tokio::select! {
+            biased;
+            event = incoming.recv() => {
+                let Some(event) = event else { break };
+                let ours = event.params.get("sessionId").and_then(Value::as_str)
+                    == Some(session_id.as_str());
+                if !ours {
+                    continue;
+                }
+                if event.method == "NodeWorker.detachedFromWorker" {
+                    break;
+                }
+                let message = event.params.get("message").and_then(Value::as_str);
+                if let Some(value) = message.and_then(|m| serde_json::from_str(m).ok()) {
+                    route_message(value, &mut pending, &events);
+                }
+            }
+            command = commands.recv() => {
+                let Some(command) = command else { break };
+                let id = next_id;
+                next_id += 1;
+                let text = json!({ "id": id, "method": command.method, "params": command.params });
+                pending.insert(id, (command.method, command.reply));
+                let wrapped = json!({ "sessionId": session_id, "message": text.to_string() });
+                // Not awaited here: the answer comes back as an event, and a
+                // snapshot's chunks must keep flowing meanwhile.
+                let Some(parent) = parent.upgrade() else { break };
+                tokio::spawn(async move {
+                    let _ = parent.call("NodeWorker.sendMessageToWorker", wrapped).await;
+                });
+            }
+        }
+    }
+    events.lock().expect("event sink lock").clear();
 }
 
 /// Owns the socket: writes queued commands, routes responses to their
@@ -195,8 +318,8 @@ async fn pump<S>(
             }
         }
     }
-    // Dropping the sink ends subscribers' channels.
-    events.lock().expect("event sink lock").take();
+    // Dropping the sinks ends subscribers' channels.
+    events.lock().expect("event sink lock").clear();
 }
 
 fn route_message(
@@ -229,8 +352,27 @@ fn route_message(
             .get_mut("params")
             .map(Value::take)
             .unwrap_or(Value::Null);
-        if let Some(sink) = events.lock().expect("event sink lock").as_ref() {
-            let _ = sink.send(Event { method, params });
+        let mut subscribers = events.lock().expect("event sink lock");
+        subscribers.retain(|s| !s.sink.is_closed());
+        let mut matching = subscribers
+            .iter()
+            .filter(|s| method.starts_with(&s.prefix))
+            .peekable();
+        // The last one takes the event itself: a snapshot chunk is not
+        // copied for a single listener.
+        let mut event = Some(Event {
+            method: method.clone(),
+            params,
+        });
+        while let Some(subscriber) = matching.next() {
+            let this = if matching.peek().is_some() {
+                event.clone()
+            } else {
+                event.take()
+            };
+            if let Some(this) = this {
+                let _ = subscriber.sink.send(this);
+            }
         }
     }
 }

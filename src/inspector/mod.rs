@@ -6,5 +6,5 @@ mod client;
 mod discover;
 pub mod snapshot;
 
-pub use client::{COMMAND_TIMEOUT, Event, Inspector, InspectorError};
+pub use client::{COMMAND_TIMEOUT, Event, Inspector, InspectorError, WeakInspector};
 pub use discover::{DiscoverError, activate_by_pid, resolve_inspector};

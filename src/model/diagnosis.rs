@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 /// cycle and the sampling heap profiler during it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
+    /// The worker thread or child process diagnosed (`worker 1`, `pid
+    /// 4242`); absent for the main isolate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolate: Option<String>,
     /// Requests of the extra cycle.
     pub requests: u64,
     /// Grown classes (Comparison view), largest size delta first.
@@ -57,7 +61,7 @@ impl Diagnosis {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AllocationSite {
     pub function: String,
     pub url: String,
@@ -75,6 +79,84 @@ pub struct AllocationSite {
     /// The inspector's id of the script, to read its source; not reported.
     #[serde(skip)]
     pub script_id: String,
+    /// Where the text of `holder_line` starts (1-based), to map it through
+    /// a source map; not reported.
+    #[serde(skip)]
+    pub holder_column: u32,
+    /// Whose code this is: the app's, a dependency's, or Node's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    /// The function's place in the original source, through the script's
+    /// source map (`src/audit.ts:20`); `line` and `column` stay compiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original: Option<SourceLocation>,
+    /// `holder_line` in the original source, with its text when the
+    /// original file can be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder_line_original: Option<SourceLocation>,
+    /// Why the original location is missing although the script names a
+    /// source map (unreadable, malformed, no mapping for the line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_map_note: Option<String>,
+}
+
+impl AllocationSite {
+    /// `server.mjs:12`, or `src/audit.ts:20 (dist/audit.js:14)` when mapped.
+    pub fn location(&self) -> String {
+        let compiled = format!("{}:{}:{}", self.url, self.line, self.column);
+        match &self.original {
+            Some(original) => format!("{original} (compiled {compiled})"),
+            None => compiled,
+        }
+    }
+}
+
+/// A place in a source file, 1-based as editors count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceLocation {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// The line's text, when the file could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl std::fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// Whose code a frame or a holder's script is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Owner {
+    /// The application's own code: what the team changes.
+    App,
+    /// A package under `node_modules/`, with the version its
+    /// `package.json` gives.
+    Dependency {
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+    },
+    /// Node's own JavaScript (`node:` URLs).
+    Node,
+}
+
+impl Owner {
+    /// `express@4.21.2`, `your code`, `Node`.
+    pub fn describe(&self) -> String {
+        match self {
+            Owner::App => "your code".to_string(),
+            Owner::Dependency { name, version } => match version {
+                Some(version) => format!("{name}@{version}"),
+                None => name.clone(),
+            },
+            Owner::Node => "Node".to_string(),
+        }
+    }
 }
 
 /// One class in DevTools' Comparison view: objects new in the later
@@ -91,7 +173,7 @@ pub struct ClassDiff {
 }
 
 /// What kind of slot keeps a holder: where in the code to look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HolderKind {
     #[serde(rename = "closure or module variable")]
     ClosureVariable,
@@ -106,6 +188,7 @@ pub enum HolderKind {
     #[serde(rename = "timer list")]
     TimerList,
     #[serde(rename = "internal")]
+    #[default]
     Internal,
 }
 
@@ -141,7 +224,7 @@ pub struct PathStep {
 
 /// The object that keeps a grown class's new objects, and the variable
 /// that keeps that object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Holder {
     /// The grown class whose new objects it holds.
     pub class: String,
@@ -151,6 +234,11 @@ pub struct Holder {
     /// The holder object: `Array`, `Map`, ….
     pub holder_class: String,
     pub holder_id: u32,
+    /// When the variable's value is replaced each request (`log += …`,
+    /// `list = { prev: list }`): the variable or property, a slot of the
+    /// holder object, that leads to what is new. `name` ends with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<String>,
     /// New objects of the class under this holder, and their self sizes.
     pub objects: u64,
     pub new_bytes: u64,
@@ -158,6 +246,12 @@ pub struct Holder {
     pub retained_bytes: u64,
     /// For a module or closure variable: the script that declares it.
     pub script: Option<String>,
+    /// That script's original source, through its source map.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_script: Option<String>,
+    /// Whose code declares the holder (from its script).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
     /// Root first.
     pub path: Vec<PathStep>,
     /// The path on one line, DevTools style.

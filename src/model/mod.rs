@@ -7,6 +7,7 @@
 //! scripts match on.
 
 mod diagnosis;
+mod isolate;
 mod load;
 mod outcome;
 mod sample;
@@ -14,7 +15,10 @@ mod verdict;
 
 use serde::{Deserialize, Serialize};
 
-pub use diagnosis::{AllocationSite, ClassDiff, Diagnosis, Holder, HolderKind, PathStep};
+pub use diagnosis::{
+    AllocationSite, ClassDiff, Diagnosis, Holder, HolderKind, Owner, PathStep, SourceLocation,
+};
+pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
 pub use sample::{Metric, Sample, Series};
@@ -95,6 +99,10 @@ pub struct RouteResult {
     /// The holder of the retention (inspector targets; `--no-diagnose` skips it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
+    /// The target's worker threads and child Node processes, each judged
+    /// on its own after-GC heap (absent when it has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub isolates: Vec<IsolateResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

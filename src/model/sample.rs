@@ -26,6 +26,10 @@ pub struct Sample {
     /// counting (`http.server.request.start`, read through the inspector).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<u64>,
+    /// The target's other isolates at this reading: worker threads and
+    /// child Node processes (inspector targets that have them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub isolates: Vec<super::IsolateSample>,
 }
 
 /// The five memory figures, for code that walks them all in one order.

@@ -73,6 +73,8 @@ pub enum FindingKind {
     FixedRequest,
     /// The target served a different number of requests than were sent.
     ServedMismatch,
+    /// A worker thread or child process of the target retains per request.
+    IsolateRetention,
 }
 
 impl FindingKind {
@@ -90,6 +92,7 @@ impl FindingKind {
             FindingKind::CounterFailed => "counter-failed",
             FindingKind::FixedRequest => "fixed-request",
             FindingKind::ServedMismatch => "served-mismatch",
+            FindingKind::IsolateRetention => "isolate-retention",
         }
     }
 }

@@ -5,6 +5,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::parts::{self, Parts};
 use super::{Probe, ProbeError};
 use crate::inspector::Inspector;
 use crate::model::{ProbeKind, Sample};
@@ -20,6 +21,8 @@ pub struct InspectorProbe {
     pub inspector: Inspector,
     counters: Vec<Counter>,
     sample_expression: String,
+    /// Worker threads and child processes, read beside the main isolate.
+    parts: Option<Parts>,
 }
 
 impl InspectorProbe {
@@ -29,7 +32,18 @@ impl InspectorProbe {
             inspector,
             counters,
             sample_expression,
+            parts: None,
         }
+    }
+
+    /// Reads the target's worker threads and child processes too.
+    pub fn with_parts(mut self, parts: Parts) -> InspectorProbe {
+        self.parts = Some(parts);
+        self
+    }
+
+    fn known_parts(&self) -> Vec<parts::Part> {
+        self.parts.as_ref().map(Parts::all).unwrap_or_default()
     }
 
     /// `process.version` of the target, e.g. `v20.20.2`.
@@ -38,6 +52,18 @@ impl InspectorProbe {
         Ok(value.as_str().unwrap_or("unknown").to_string())
     }
 }
+
+/// Counts the HTTP requests the target begins serving from the first
+/// reading on; `null` where diagnostics_channel is missing.
+pub const SERVED_COUNTER: &str = "(() => { \
+    const k = Symbol.for('leakcheck.served'); let s = globalThis[k]; \
+    if (!s) { s = { n: 0 }; \
+      try { const dc = process.getBuiltinModule \
+          ? process.getBuiltinModule('node:diagnostics_channel') : require('diagnostics_channel'); \
+        dc.subscribe('http.server.request.start', () => { s.n += 1; }); \
+      } catch (e) { s.n = -1; } \
+      Object.defineProperty(globalThis, k, { value: s }); } \
+    return s.n < 0 ? null : s.n; })()";
 
 /// One expression for the whole sample, so a reading is one round trip.
 /// The first reading also starts counting the HTTP requests the target
@@ -52,15 +78,7 @@ impl InspectorProbe {
 fn build_expression(counters: &[Counter]) -> String {
     let mut body = String::from(
         "const m = process.memoryUsage(); const c = []; \
-         const served = (() => { \
-           const k = Symbol.for('leakcheck.served'); let s = globalThis[k]; \
-           if (!s) { s = { n: 0 }; \
-             try { const dc = process.getBuiltinModule \
-                 ? process.getBuiltinModule('node:diagnostics_channel') : require('diagnostics_channel'); \
-               dc.subscribe('http.server.request.start', () => { s.n += 1; }); \
-             } catch (e) { s.n = -1; } \
-             Object.defineProperty(globalThis, k, { value: s }); } \
-           return s.n < 0 ? null : s.n; })(); \
+         const served = {SERVED}; \
          const show = (r) => { try { return typeof r === 'object' && r !== null \
            ? (r.constructor ? r.constructor.name : 'object') : String(r); } \
            catch (e) { return typeof r; } };",
@@ -77,6 +95,7 @@ fn build_expression(counters: &[Counter]) -> String {
     body.push_str(
         "return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c, served];",
     );
+    let body = body.replace("{SERVED}", SERVED_COUNTER);
     format!("(() => {{ {body} }})()")
 }
 
@@ -90,25 +109,34 @@ impl Probe for InspectorProbe {
         Some(&self.inspector)
     }
 
+    fn isolate_inspector(&self, id: &str) -> Option<Inspector> {
+        self.parts.as_ref()?.inspector_of(id)
+    }
+
     async fn collect_garbage(&mut self) -> Result<(), ProbeError> {
         self.inspector
             .call("HeapProfiler.collectGarbage", json!({}))
             .await?;
+        // A worker or child that exited meanwhile is missing from this
+        // reading, and so has no series to judge; it is not an error.
+        for part in self.known_parts() {
+            let _ = parts::collect(&part).await;
+        }
         Ok(())
     }
 
     async fn sample(&mut self) -> Result<Sample, ProbeError> {
         let value = self.inspector.evaluate(&self.sample_expression).await?;
         let malformed = || ProbeError::Malformed(value.to_string());
-        let parts = value.as_array().ok_or_else(malformed)?;
+        let fields = value.as_array().ok_or_else(malformed)?;
         let figure = |i: usize| {
-            parts
+            fields
                 .get(i)
                 .and_then(Value::as_f64)
                 .map(|v| v as u64)
                 .ok_or_else(malformed)
         };
-        let counter_values = parts
+        let counter_values = fields
             .get(5)
             .and_then(Value::as_array)
             .ok_or_else(malformed)?;
@@ -120,9 +148,24 @@ impl Probe for InspectorProbe {
                 counter_errors.insert(counter.name.clone(), error.to_string());
             }
         }
+        if let Some(parts) = self.parts.as_mut() {
+            parts.refresh().await;
+        }
+        let mut isolates = Vec::new();
+        let mut served = fields.get(6).and_then(Value::as_u64);
+        for part in self.known_parts() {
+            if let Ok((reading, part_served)) = parts::read(&part).await {
+                isolates.push(reading);
+                // A cluster's workers serve what its primary accepts.
+                if let (Some(total), Some(more)) = (served.as_mut(), part_served) {
+                    *total += more;
+                }
+            }
+        }
         Ok(Sample {
+            isolates,
             counter_errors,
-            served: parts.get(6).and_then(Value::as_u64),
+            served,
             rss: figure(0)?,
             heap_total: figure(1)?,
             heap_used: figure(2)?,

@@ -4,6 +4,7 @@
 
 mod endpoints;
 mod inspector;
+pub mod parts;
 mod proc;
 
 use async_trait::async_trait;
@@ -55,6 +56,12 @@ pub trait Probe: Send {
         None
     }
 
+    /// The session of one of the target's other isolates (`worker 1`,
+    /// `pid 4242`), to diagnose a leak there.
+    fn isolate_inspector(&self, _id: &str) -> Option<crate::inspector::Inspector> {
+        None
+    }
+
     /// Whether `collect_garbage` really collects (the proc probe cannot).
     fn can_collect(&self) -> bool {
         true
@@ -75,8 +82,10 @@ pub trait Probe: Send {
             self.collect_garbage().await?;
             let next = self.sample().await?;
             let shrank = |a: u64, b: u64| b + SETTLED_BYTES < a;
-            let still_shrinking =
-                shrank(last.heap_used, next.heap_used) || shrank(last.external, next.external);
+            let isolates = |s: &Sample| s.isolates.iter().map(|i| i.heap_used).sum::<u64>();
+            let still_shrinking = shrank(last.heap_used, next.heap_used)
+                || shrank(last.external, next.external)
+                || shrank(isolates(&last), isolates(&next));
             last = next;
             if !still_shrinking {
                 break;

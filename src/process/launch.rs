@@ -255,6 +255,12 @@ impl Target {
         }
     }
 
+    /// Every inspector URL the target's processes announced so far, and
+    /// later ones as they come (a cluster forks its workers after start).
+    pub fn announced_inspectors(&self) -> watch::Receiver<Vec<String>> {
+        self.inspector_urls.clone()
+    }
+
     /// Stops the target's process group: SIGTERM, then SIGKILL after the
     /// grace period. Safe to call twice.
     pub async fn stop(&mut self) -> Stopped {
@@ -340,7 +346,7 @@ fn pick_inspector(urls: &[String], app_port: u16) -> Option<String> {
     }
 }
 
-fn inspector_port(url: &str) -> Option<u16> {
+pub fn inspector_port(url: &str) -> Option<u16> {
     url.strip_prefix("ws://")?
         .split('/')
         .next()?

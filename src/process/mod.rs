@@ -5,4 +5,6 @@ mod launch;
 mod watch;
 mod watchdog;
 
-pub use launch::{INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status, exit_status_of};
+pub use launch::{
+    INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status, exit_status_of, inspector_port,
+};

@@ -3,7 +3,7 @@
 //! format (terminal, HTML, Markdown) renders this view in its own markup,
 //! so the three never disagree on what is listed.
 
-use crate::model::{AllocationSite, Diagnosis, HolderKind};
+use crate::model::{AllocationSite, Diagnosis, Holder, HolderKind, Owner};
 use crate::units::{MB, kb};
 
 /// Holders shown: one variable often holds several grown classes, and
@@ -21,8 +21,12 @@ pub struct HolderLine<'a> {
     /// The variable or property: `keptRequests`, `globalThis.cache`.
     pub name: &'a str,
     pub kind: HolderKind,
-    /// The script that declares a module or closure variable.
-    pub script: Option<&'a str>,
+    /// The script that declares a module or closure variable: its
+    /// original source first when a source map names it.
+    pub script: Option<String>,
+    /// "inside tiny-registry@1.4.2, reached from your code at app.mjs:12"
+    /// when the holder is a dependency's.
+    pub owner: Option<String>,
     /// "30000 new concatenated string, 15000 new string".
     pub new_objects: String,
     pub new_kb: u64,
@@ -33,14 +37,30 @@ pub struct HolderLine<'a> {
     pub path: &'a str,
 }
 
+/// One allocation site, worded once for every format.
+pub struct SiteLine<'a> {
+    pub function: &'a str,
+    /// `src/audit.ts:20 (compiled dist/audit.js:14:3)` or `app.mjs:12:3`.
+    pub location: String,
+    /// `your code`, `express@4.21.2`, `Node`.
+    pub owner: String,
+    pub kb: u64,
+    /// "line 21: `history = …`", in the original source when mapped.
+    pub stored: Option<String>,
+    /// Why the source map did not give the original place.
+    pub note: Option<&'a str>,
+}
+
 pub struct DiagnosisView<'a> {
+    /// The worker thread or child process diagnosed, if not the main one.
+    pub isolate: Option<&'a str>,
     pub requests: u64,
     /// Snapshot sizes in MB (2^20 bytes), before and after.
     pub snapshot_mb: [f64; 2],
     pub rss_before_mb: f64,
     pub rss_after_mb: f64,
     pub holders: Vec<HolderLine<'a>>,
-    pub sites: &'a [AllocationSite],
+    pub sites: Vec<SiteLine<'a>>,
     /// Set when the sites may be charged to an inlining caller.
     pub caveat: Option<&'static str>,
 }
@@ -56,7 +76,8 @@ impl<'a> DiagnosisView<'a> {
                 HolderLine {
                     name: &first.name,
                     kind: first.kind,
-                    script: first.script.as_deref(),
+                    script: script_of(first),
+                    owner: owner_phrase(first, &d.allocation_sites),
                     new_objects: group
                         .iter()
                         .map(|h| format!("{} new {}", h.objects, h.class))
@@ -70,15 +91,103 @@ impl<'a> DiagnosisView<'a> {
                 }
             })
             .collect();
-        let sites = &d.allocation_sites[..d.allocation_sites.len().min(SITES_SHOWN)];
+        let sites: Vec<SiteLine> = d
+            .allocation_sites
+            .iter()
+            .take(SITES_SHOWN)
+            .map(site_line)
+            .collect();
         DiagnosisView {
+            isolate: d.isolate.as_deref(),
             requests: d.requests,
             snapshot_mb: d.snapshot_bytes.map(|b| b as f64 / MB),
             rss_before_mb: d.target_rss_before as f64 / MB,
             rss_after_mb: d.target_rss_after as f64 / MB,
             holders,
-            sites,
             caveat: (!sites.is_empty() && !d.sites_without_inlining).then_some(INLINING_CAVEAT),
+            sites,
         }
     }
+}
+
+fn script_of(holder: &Holder) -> Option<String> {
+    let script = holder.script.as_deref()?;
+    Some(match &holder.original_script {
+        Some(original) => format!("{original} (compiled {script})"),
+        None => script.to_string(),
+    })
+}
+
+/// Said when a dependency's code holds the growth: which package, and the
+/// app's own frame that feeds it (the team's way in).
+fn owner_phrase(holder: &Holder, sites: &[AllocationSite]) -> Option<String> {
+    let owner @ Owner::Dependency { .. } = holder.owner.as_ref()? else {
+        return None;
+    };
+    let from = sites
+        .iter()
+        .find(|s| s.owner == Some(Owner::App))
+        .map(|s| match &s.original {
+            Some(original) => format!(", reached from your code at {original}"),
+            None => format!(", reached from your code at {}:{}", short(&s.url), s.line),
+        })
+        .unwrap_or_default();
+    Some(format!("held inside {}{from}", owner.describe()))
+}
+
+/// `file:///srv/app/server.mjs` → `server.mjs`, for a phrase.
+fn short(url: &str) -> &str {
+    url.rsplit('/').next().unwrap_or(url)
+}
+
+fn site_line(site: &AllocationSite) -> SiteLine<'_> {
+    let stored =
+        site.holder_line.map(
+            |line| match (&site.holder_line_original, &site.holder_line_text) {
+                (Some(original), _) => format!(
+                    "{original}: {}",
+                    original
+                        .text
+                        .as_deref()
+                        .or(site.holder_line_text.as_deref())
+                        .unwrap_or("")
+                ),
+                (None, Some(text)) => format!("line {line}: {text}"),
+                (None, None) => format!("line {line}"),
+            },
+        );
+    SiteLine {
+        function: &site.function,
+        location: site.location(),
+        owner: site
+            .owner
+            .as_ref()
+            .map_or_else(|| "unknown".to_string(), Owner::describe),
+        kb: kb(site.bytes),
+        stored,
+        note: site.source_map_note.as_deref(),
+    }
+}
+
+/// One line per worker thread or child process of a route:
+/// "worker 1 (worker.mjs): after-GC heapUsed 4.2 → 6.6 → 9.1 MB: retention, 0.52 KB per request".
+pub fn isolate_lines(route: &crate::model::RouteResult, unit: &str) -> Vec<String> {
+    route
+        .isolates
+        .iter()
+        .map(|i| {
+            let series: Vec<String> = i
+                .after_gc_heap_used
+                .iter()
+                .map(|b| format!("{:.1}", *b as f64 / MB))
+                .collect();
+            format!(
+                "{}: after-GC heapUsed {} MB: {}, {} per {unit}",
+                i.describe(),
+                series.join(" → "),
+                i.verdict.kind,
+                crate::units::per_request(i.verdict.figure.bytes_per_request)
+            )
+        })
+        .collect()
 }

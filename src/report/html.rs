@@ -8,7 +8,7 @@ use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
 use super::svg::{FitLine, Series, Style, legend, line_chart};
 use crate::model::{self, Metric, RouteResult, RunResult, VerdictKind};
-use crate::units::{MB, kb, mb_cell, per_request};
+use crate::units::{MB, mb_cell, per_request};
 
 pub struct HtmlExporter;
 
@@ -177,6 +177,16 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize) {
         }
         None => out.push_str("<div class=\"verdict\">No cycle completed: no verdict.</div>\n"),
     }
+    let isolates = super::diagnosis_view::isolate_lines(route, "request");
+    if !isolates.is_empty() {
+        out.push_str(
+            "<p><b>Worker threads and child processes</b>, each judged on its own heap:</p><ul>",
+        );
+        for line in isolates {
+            let _ = write!(out, "<li>{}</li>", esc(&line));
+        }
+        out.push_str("</ul>\n");
+    }
     if let Some(d) = &route.diagnosis {
         render_diagnosis(out, d);
     }
@@ -191,11 +201,15 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     for h in &view.holders {
         let _ = write!(
             out,
-            "<li><code>{}</code> — {}{}: {}; {} KB new, {} KB retained by the {}<br><small><code>{}</code></small></li>",
+            "<li><code>{}</code> — {}{}{}: {}; {} KB new, {} KB retained by the {}<br><small><code>{}</code></small></li>",
             esc(h.name),
             esc(h.kind.name()),
             h.script
+                .as_deref()
                 .map_or(String::new(), |s| format!(" in <code>{}</code>", esc(s))),
+            h.owner
+                .as_deref()
+                .map_or(String::new(), |o| format!(", {}", esc(o))),
             esc(&h.new_objects),
             h.new_kb,
             h.retained_kb,
@@ -211,18 +225,17 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
             out.push_str(caveat);
         }
         out.push_str(":<ul>");
-        for site in view.sites {
+        for site in &view.sites {
             let _ = write!(
                 out,
-                "<li><code>{}</code> {}:{}:{} — {} KB",
-                esc(&site.function),
-                esc(&site.url),
-                site.line,
-                site.column,
-                kb(site.bytes)
+                "<li><code>{}</code> {} ({}) — {} KB",
+                esc(site.function),
+                esc(&site.location),
+                esc(&site.owner),
+                site.kb
             );
-            if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
-                let _ = write!(out, "<br>line {line}: <code>{}</code>", esc(text));
+            if let Some(stored) = &site.stored {
+                let _ = write!(out, "<br>stored at <code>{}</code>", esc(stored));
             }
             out.push_str("</li>");
         }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
 use crate::model::RunResult;
-use crate::units::{MB, kb, per_request};
+use crate::units::{MB, per_request};
 
 pub struct MarkdownExporter;
 
@@ -73,6 +73,9 @@ impl Exporter for MarkdownExporter {
             for f in &v.findings {
                 let _ = writeln!(out, "  - {}: {}", f.kind, f.message);
             }
+            for line in super::diagnosis_view::isolate_lines(route, result.settings.unit.name()) {
+                let _ = writeln!(out, "  - isolate {}", cell(&line));
+            }
             if let Some(d) = &route.diagnosis {
                 render_diagnosis(&mut out, d);
             }
@@ -113,29 +116,27 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     for h in &view.holders {
         let _ = writeln!(
             out,
-            "  - held by `{}` ({}{}): {}; {} KB retained",
+            "  - held by `{}` ({}{}){}: {}; {} KB retained",
             cell(h.name),
             h.kind,
-            h.script.map_or(String::new(), |s| format!(", `{s}`")),
+            h.script
+                .as_deref()
+                .map_or(String::new(), |s| format!(", `{s}`")),
+            h.owner
+                .as_deref()
+                .map_or(String::new(), |o| format!(", {o}")),
             h.new_objects,
             h.retained_kb
         );
     }
-    for site in view.sites {
+    for site in &view.sites {
         let _ = writeln!(
             out,
-            "  - allocated by `{}` at `{}:{}` ({} KB sampled, still alive)",
-            site.function,
-            site.url,
-            site.line,
-            kb(site.bytes)
+            "  - allocated by `{}` at `{}` ({}; {} KB sampled, still alive)",
+            site.function, site.location, site.owner, site.kb
         );
-        if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
-            let _ = writeln!(
-                out,
-                "    - stored at line {line}: `{}`",
-                text.replace('`', "'")
-            );
+        if let Some(stored) = &site.stored {
+            let _ = writeln!(out, "    - stored at `{}`", stored.replace('`', "'"));
         }
     }
     if let Some(caveat) = view.caveat {

@@ -7,7 +7,7 @@ use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
 use crate::model::Sample;
 use crate::model::{OutcomeStatus, RouteResult, RunResult, Unit};
-use crate::units::{kb, mb_cell, per_request};
+use crate::units::{mb_cell, per_request};
 
 pub struct TerminalExporter;
 
@@ -131,6 +131,9 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
             per_request(r.rss)
         )?;
     }
+    for line in super::diagnosis_view::isolate_lines(route, unit.name()) {
+        writeln!(out, "isolate {line}")?;
+    }
     match &route.verdict {
         Some(v) => {
             writeln!(
@@ -157,7 +160,8 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
     let view = DiagnosisView::new(d);
     writeln!(
         out,
-        "diagnosis: one more cycle of {} requests between two heap snapshots ({:.1} + {:.1} MB); target rss {:.1} → {:.1} MB",
+        "diagnosis{}: one more cycle of {} requests between two heap snapshots ({:.1} + {:.1} MB); target rss {:.1} → {:.1} MB",
+        view.isolate.map_or(String::new(), |i| format!(" of {i}")),
         view.requests,
         view.snapshot_mb[0],
         view.snapshot_mb[1],
@@ -167,10 +171,15 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
     for h in &view.holders {
         writeln!(
             out,
-            "  held by `{}` ({}{}): {}; {} KB new, {} KB retained by the {} @{}",
+            "  held by `{}` ({}{}){}: {}; {} KB new, {} KB retained by the {} @{}",
             h.name,
             h.kind,
-            h.script.map_or(String::new(), |s| format!(", {s}")),
+            h.script
+                .as_deref()
+                .map_or(String::new(), |s| format!(", {s}")),
+            h.owner
+                .as_deref()
+                .map_or(String::new(), |o| format!(", {o}")),
             h.new_objects,
             h.new_kb,
             h.retained_kb,
@@ -179,18 +188,17 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::
         )?;
         writeln!(out, "    {}", h.path)?;
     }
-    for site in view.sites {
+    for site in &view.sites {
         writeln!(
             out,
-            "  allocated at {} {}:{}:{} ({} KB sampled, still alive)",
-            site.function,
-            site.url,
-            site.line,
-            site.column,
-            kb(site.bytes)
+            "  allocated at {} {} [{}] ({} KB sampled, still alive)",
+            site.function, site.location, site.owner, site.kb
         )?;
-        if let (Some(line), Some(text)) = (site.holder_line, &site.holder_line_text) {
-            writeln!(out, "    line {line}: {text}")?;
+        if let Some(stored) = &site.stored {
+            writeln!(out, "    {stored}")?;
+        }
+        if let Some(note) = site.note {
+            writeln!(out, "    (source map: {note}; the compiled place is shown)")?;
         }
     }
     if let Some(caveat) = view.caveat {

@@ -9,9 +9,23 @@ use rustc_hash::FxHashMap as HashMap;
 use super::Analysis;
 use super::classes::{ClassIndex, class_key};
 use super::diff::NewNodes;
-use super::graph::{EdgeType, NodeId, NodeType};
+use super::graph::{EdgeId, EdgeType, NodeId, NodeType};
 use super::paths::Step;
 use crate::model::{Holder, HolderKind, PathStep};
+
+/// A slot must carry at least this share of a holder's new bytes to name
+/// it: a variable whose value is replaced carries all of them, while a
+/// dictionary keyed per request spreads them over one key per request.
+const SLOT_SHARE: f64 = 0.5;
+
+/// What one holder keeps of a class: objects, their bytes, and the tops
+/// of the new subtrees under it (the holder's slots point at these).
+#[derive(Default)]
+struct Tally {
+    objects: u64,
+    new_bytes: u64,
+    children: HashMap<NodeId, u64>,
+}
 
 /// The holders of the new objects of `class` in `b`, largest first.
 pub fn holders_of(
@@ -25,33 +39,81 @@ pub fn holders_of(
     let Some(class_id) = classes.names.iter().position(|c| c == class) else {
         return Vec::new();
     };
-    let mut by_holder: HashMap<NodeId, (u64, u64)> = HashMap::default();
+    let mut by_holder: HashMap<NodeId, Tally> = HashMap::default();
     for n in graph.nodes() {
         if !new.is_new[n.index()] || classes.of[n.index()] != class_id as u32 {
             continue;
         }
-        let mut at = b.dominators.idom(n);
-        while at != NodeId::ROOT && new.is_new[at.index()] {
-            at = b.dominators.idom(at);
+        let (at, child) = first_old_dominator(b, new, n);
+        if at == NodeId::ROOT {
+            // Nothing but the roots keeps it (an internalized string in
+            // the string table): no holder to name.
+            continue;
         }
-        // An internal store (a Map's hash table, an array's elements) is
-        // reported as the object that owns it, which is what the code names.
-        while matches!(graph.node_type(at), NodeType::Array | NodeType::Hidden)
-            && graph.node_type(b.dominators.idom(at)) == NodeType::Object
-        {
-            at = b.dominators.idom(at);
-        }
-        let entry = by_holder.entry(at).or_default();
-        entry.0 += 1;
-        entry.1 += graph.self_size(n);
+        let tally = by_holder.entry(at).or_default();
+        tally.objects += 1;
+        tally.new_bytes += graph.self_size(n);
+        *tally.children.entry(child).or_default() += graph.self_size(n);
     }
-    let mut holders: Vec<(NodeId, (u64, u64))> = by_holder.into_iter().collect();
-    holders.sort_by(|x, y| y.1.1.cmp(&x.1.1).then(x.0.cmp(&y.0)));
+    let mut holders: Vec<(NodeId, Tally)> = by_holder.into_iter().collect();
+    holders.sort_by(|x, y| y.1.new_bytes.cmp(&x.1.new_bytes).then(x.0.cmp(&y.0)));
     holders
         .into_iter()
         .take(limit)
-        .map(|(node, (objects, new_bytes))| describe(b, class, node, objects, new_bytes))
+        .map(|(node, tally)| {
+            let slot = replaced_slot(b, node, &tally);
+            describe(b, class, node, slot, tally.objects, tally.new_bytes)
+        })
         .collect()
+}
+
+/// Climbs the dominator tree from a new object to the first object that
+/// existed before (the holder), and the node just below it (the top of
+/// the new subtree, what the holder's slot points at).
+fn first_old_dominator(b: &Analysis, new: &NewNodes, n: NodeId) -> (NodeId, NodeId) {
+    let graph = &b.graph;
+    let mut child = n;
+    let mut at = b.dominators.idom(n);
+    while at != NodeId::ROOT && new.is_new[at.index()] {
+        child = at;
+        at = b.dominators.idom(at);
+    }
+    // An internal store (a Map's hash table, an array's elements) is
+    // reported as the object that owns it, which is what the code names.
+    while matches!(graph.node_type(at), NodeType::Array | NodeType::Hidden)
+        && graph.node_type(b.dominators.idom(at)) == NodeType::Object
+    {
+        child = at;
+        at = b.dominators.idom(at);
+    }
+    (at, child)
+}
+
+/// The slot that names a replaced value: a variable (context edge) or a
+/// property through which the holder reaches most of what is new. When a
+/// variable is reassigned each request (`log += line`, `list = { prev:
+/// list }`, `state = { ...state }`), the holder's slot keeps a new object
+/// each time, so the object that existed before is the enclosing scope or
+/// object, and the slot is what the code calls the leak.
+///
+/// Found for the holders shown only, in one pass over the holder's edges:
+/// a synthetic root directly dominates one subtree per new object, and a
+/// search of its edges per object would be quadratic.
+fn replaced_slot(b: &Analysis, holder: NodeId, tally: &Tally) -> Option<EdgeId> {
+    let graph = &b.graph;
+    let (child, bytes) = tally
+        .children
+        .iter()
+        .max_by_key(|(n, bytes)| (**bytes, n.0))?;
+    if (*bytes as f64) < SLOT_SHARE * tally.new_bytes as f64 {
+        return None;
+    }
+    let slot = graph.edges(holder).find(|e| graph.edge_to(*e) == *child)?;
+    matches!(
+        graph.edge_type(slot),
+        EdgeType::Context | EdgeType::Property
+    )
+    .then_some(slot)
 }
 
 /// The path to `node` through its most telling retainer: a variable
@@ -94,9 +156,23 @@ fn naming_path(b: &Analysis, node: NodeId) -> Vec<Step> {
     }
 }
 
-fn describe(b: &Analysis, class: &str, node: NodeId, objects: u64, new_bytes: u64) -> Holder {
+fn describe(
+    b: &Analysis,
+    class: &str,
+    node: NodeId,
+    slot: Option<EdgeId>,
+    objects: u64,
+    new_bytes: u64,
+) -> Holder {
     let graph = &b.graph;
-    let steps = naming_path(b, node);
+    let mut steps = naming_path(b, node);
+    if let Some(slot) = slot {
+        steps.push(Step {
+            from: node,
+            edge: slot,
+            to: graph.edge_to(slot),
+        });
+    }
     let path: Vec<PathStep> = steps
         .iter()
         .map(|s| PathStep {
@@ -107,7 +183,7 @@ fn describe(b: &Analysis, class: &str, node: NodeId, objects: u64, new_bytes: u6
             node_id: graph.id(s.to),
         })
         .collect();
-    let (name, kind) = variable(b, &steps, node);
+    let (name, kind) = variable(b, &steps, node, slot.is_some());
     let mut text = String::from("(root)");
     for step in &path {
         let edge = match step.edge_type.as_str() {
@@ -122,26 +198,36 @@ fn describe(b: &Analysis, class: &str, node: NodeId, objects: u64, new_bytes: u6
     let script = steps
         .iter()
         .rev()
-        .find(|s| graph.edge_type(s.edge) == EdgeType::Context)
+        .find(|s| graph.edge_type(s.edge) == EdgeType::Context || is_context(b, s.from))
         .and_then(|s| script_of_context(b, s.from));
+    // Through a replaced slot, the object that keeps the leak is the
+    // slot's current value, not the scope or object that has the slot.
+    let kept = slot.map_or(node, |e| graph.edge_to(e));
     Holder {
         class: class.to_string(),
         name,
         kind,
         script,
-        holder_class: class_key(graph, node),
-        holder_id: graph.id(node),
+        holder_class: class_key(graph, kept),
+        holder_id: graph.id(kept),
+        slot: slot.map(|e| graph.edge_name(e)),
         objects,
         new_bytes,
-        retained_bytes: b.dominators.retained(node),
+        retained_bytes: b.dominators.retained(kept),
         path,
         path_text: text,
+        ..Holder::default()
     }
 }
 
 /// Reads the path from its end: the names after the last variable (context
 /// edge) or global object, joined as code would write them.
-fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, HolderKind) {
+fn variable(
+    b: &Analysis,
+    steps: &[Step],
+    holder: NodeId,
+    through_slot: bool,
+) -> (String, HolderKind) {
     let graph = &b.graph;
     let mut parts: Vec<String> = Vec::new();
     let mut kind: Option<HolderKind> = None;
@@ -155,6 +241,17 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, HolderKind
         naming_from = index;
         let t = graph.edge_type(step.edge);
         let name = graph.edge_name(step.edge);
+        if is_context(b, step.from) && matches!(t, EdgeType::Element | EdgeType::Hidden) {
+            // A block scope's slots are not named on their edges; the
+            // scope's ScopeInfo lists its variables' names in slot order.
+            let slot = name.trim_matches(|c| c == '[' || c == ']');
+            parts.push(
+                block_variable_name(b, step.from, slot)
+                    .unwrap_or_else(|| format!("(variable {slot} of a block scope)")),
+            );
+            kind.get_or_insert(HolderKind::ClosureVariable);
+            break;
+        }
         match t {
             EdgeType::Context => {
                 parts.push(name);
@@ -186,6 +283,13 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, HolderKind
             text.push_str(&part);
         }
     }
+    // Through a replaced slot, the object that keeps the leak is what the
+    // slot points at, and its class says what kind of holder it is.
+    let holder = if through_slot {
+        steps.last().map_or(holder, |s| s.to)
+    } else {
+        holder
+    };
     let holder_class = class_key(graph, holder);
     let named = &steps[naming_from..];
     let kind = if named
@@ -213,6 +317,30 @@ fn variable(b: &Analysis, steps: &[Step], holder: NodeId) -> (String, HolderKind
         text = format!("{} @{}", holder_class, graph.id(holder));
     }
     (text, kind)
+}
+
+/// The name of slot `slot` of a block scope `context`: the `slot`-th name
+/// its `scope_info` lists (hidden edges to strings, in slot order; seen on
+/// Node 20 and 22 for `if (…) { const seen = []; … }`).
+fn block_variable_name(b: &Analysis, context: NodeId, slot: &str) -> Option<String> {
+    let graph = &b.graph;
+    let index: usize = slot.parse().ok()?;
+    let scope_info = graph
+        .edges(context)
+        .find(|e| graph.edge_name_str(*e) == Some("scope_info"))
+        .map(|e| graph.edge_to(e))?;
+    graph
+        .edges(scope_info)
+        .filter(|e| matches!(graph.edge_type(*e), EdgeType::Hidden | EdgeType::Element))
+        .map(|e| graph.edge_to(e))
+        .filter(|n| graph.node_type(*n) == NodeType::String)
+        .nth(index)
+        .map(|n| graph.name(n).to_string())
+}
+
+/// A function's scope: V8 names these `system / Context`.
+fn is_context(b: &Analysis, n: NodeId) -> bool {
+    b.graph.name(n) == "system / Context"
 }
 
 /// The global object: what the root's shortcut edges point at (user roots),

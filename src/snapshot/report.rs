@@ -10,7 +10,31 @@ use super::graph::{HeapGraph, NodeId};
 use super::holder::holders_of;
 use super::paths::Paths;
 use super::tally::{GrowthRow, grew_by_self_size};
-use crate::model::{ClassDiff, Holder};
+use std::collections::HashMap;
+
+use crate::model::{ClassDiff, Holder, HolderKind};
+
+/// A holder whose objects carry less than this share of the new bytes of
+/// all holders is not printed: compiled code, `(system)` cells and a few KB
+/// of a library's bookkeeping beside the MBs of a leak only mislead.
+const MINOR_HOLDER_SHARE: f64 = 0.1;
+
+/// Drops minor holders: under `MINOR_HOLDER_SHARE` of the total, or
+/// internal (V8's own structures) while a larger holder is named.
+fn drop_minor_holders(holders: &mut Vec<Holder>) {
+    let mut by_object: HashMap<u32, u64> = HashMap::new();
+    for h in holders.iter() {
+        *by_object.entry(h.holder_id).or_default() += h.new_bytes;
+    }
+    let total: u64 = by_object.values().sum();
+    let largest = by_object.values().copied().max().unwrap_or(0);
+    holders.retain(|h| {
+        let held = by_object[&h.holder_id];
+        let minor = (held as f64) < MINOR_HOLDER_SHARE * total as f64;
+        let internal_beside_a_larger = h.kind == HolderKind::Internal && held < largest;
+        !minor && !internal_beside_a_larger
+    });
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClassRow {
@@ -191,6 +215,7 @@ pub fn diff_graph(
     }
     holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
+    drop_minor_holders(&mut holders);
     let report = DiffReport {
         schema_version: 1,
         before: before.totals.clone(),

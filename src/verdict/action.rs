@@ -3,7 +3,7 @@
 //! retainer path"); after it, leakcheck has done that, so the action is
 //! about the variable it found, in the words of the slot's kind.
 
-use crate::model::{Diagnosis, HolderKind};
+use crate::model::{Diagnosis, HolderKind, Owner};
 
 /// The action for a route whose diagnosis named at least one holder.
 pub fn after_diagnosis(diagnosis: &Diagnosis) -> Option<String> {
@@ -11,8 +11,9 @@ pub fn after_diagnosis(diagnosis: &Diagnosis) -> Option<String> {
     let holder = groups.first()?.first()?;
     let name = &holder.name;
     let place = holder
-        .script
+        .original_script
         .as_deref()
+        .or(holder.script.as_deref())
         .map_or(String::new(), |s| format!(" in {s}"));
     let fix = match holder.kind {
         HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty => {
@@ -43,16 +44,32 @@ pub fn after_diagnosis(diagnosis: &Diagnosis) -> Option<String> {
         .allocation_sites
         .iter()
         .find(|s| s.holder_line.is_some())
-        .and_then(|s| {
-            Some(format!(
+        .and_then(|s| match &s.holder_line_original {
+            Some(original) => Some(format!(
+                " It is stored at {original}: `{}`",
+                original
+                    .text
+                    .as_deref()
+                    .or(s.holder_line_text.as_deref())?
+                    .trim()
+            )),
+            None => Some(format!(
                 " It is stored at {}:{}: `{}`",
                 s.url,
                 s.holder_line?,
                 s.holder_line_text.as_deref()?.trim()
-            ))
+            )),
         })
         .unwrap_or_default();
-    let mut text = fix;
+    let mut text = match &holder.owner {
+        Some(owner @ Owner::Dependency { .. }) => format!(
+            "held inside the dependency {}: {fix}; if your code passes it per-request objects, \
+             stop or release them (its API may have a remove, a close or a size limit), or \
+             update it",
+            owner.describe()
+        ),
+        _ => fix,
+    };
     if let Some(first) = text.get_mut(0..1) {
         first.make_ascii_uppercase();
     }
@@ -66,6 +83,7 @@ mod tests {
 
     fn diagnosis(kind: HolderKind, line: Option<u32>) -> Diagnosis {
         Diagnosis {
+            isolate: None,
             requests: 100,
             classes: Vec::new(),
             holders: vec![Holder {
@@ -80,6 +98,7 @@ mod tests {
                 script: Some("server.mjs".into()),
                 path: Vec::new(),
                 path_text: "(GC roots) → keptRequests".into(),
+                ..Holder::default()
             }],
             allocation_sites: vec![AllocationSite {
                 function: "handle".into(),
@@ -89,7 +108,7 @@ mod tests {
                 bytes: 4096,
                 holder_line: line,
                 holder_line_text: line.map(|_| "  keptRequests.push(req.headers);".into()),
-                script_id: String::new(),
+                ..AllocationSite::default()
             }],
             sites_without_inlining: true,
             snapshot_bytes: [0, 0],

@@ -6,6 +6,7 @@ pub mod action;
 mod classify;
 mod findings;
 pub mod fit;
+pub mod isolates;
 pub mod metric;
 
 pub use classify::{Options, judge};

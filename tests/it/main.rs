@@ -5,6 +5,7 @@
 mod util;
 
 mod attach;
+mod attribution;
 mod diagnose;
 mod faults;
 mod hostile;

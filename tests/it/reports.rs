@@ -33,22 +33,6 @@ fn run_rows(args: &[&str], env: &[(&str, &str)]) -> Finished {
         .run(&target_command("rows-server.mjs", port))
 }
 
-fn validate(json_text: &str) {
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo_path("schema.json")).unwrap()).unwrap();
-    let instance: serde_json::Value = serde_json::from_str(json_text).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema.json is a valid schema");
-    let errors: Vec<String> = validator
-        .iter_errors(&instance)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "the result does not match schema.json:\n{}",
-        errors.join("\n")
-    );
-}
-
 #[test]
 fn a_real_run_renders_html_markdown_and_schema_valid_json() {
     let out = outputs();

@@ -375,3 +375,20 @@ pub fn start_demo(node_flags: &[&str]) -> (Guard, u16) {
     wait_listening(port);
     (guard, port)
 }
+
+/// Asserts that a JSON result matches schema.json.
+pub fn validate(json_text: &str) {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo_path("schema.json")).unwrap()).unwrap();
+    let instance: serde_json::Value = serde_json::from_str(json_text).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema.json is a valid schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&instance)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "the result does not match schema.json:\n{}",
+        errors.join("\n")
+    );
+}

@@ -22,6 +22,7 @@ use crate::cycle::{CyclePlan, run_route};
 use crate::inspector::Inspector;
 use crate::model::{RouteResult, RunResult};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
+use crate::probe::parts::{ChildInspectors, Parts};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::process::{LaunchSpec, Target};
 use crate::procfs;
@@ -287,8 +288,18 @@ async fn connect_probe(
         }
         (None, Some(target)) => match target.inspector_url(http.addr, INSPECTOR_GRACE).await {
             Ok(url) => {
+                let inspector = Inspector::connect(&url).await?;
+                let serving_pid = procfs::holders_of(http.addr.port())
+                    .first()
+                    .map_or(target.pid, |h| h.pid);
+                let children = ChildInspectors {
+                    announced: target.announced_inspectors(),
+                    serving_pid,
+                    main_url: url.clone(),
+                };
+                let parts = Parts::watch(&inspector, Some(children)).await;
                 let probe =
-                    InspectorProbe::new(Inspector::connect(&url).await?, props.counters.clone());
+                    InspectorProbe::new(inspector, props.counters.clone()).with_parts(parts);
                 let node_version = probe.node_version().await.ok();
                 attach::Connected {
                     probe: Box::new(probe),

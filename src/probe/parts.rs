@@ -1,0 +1,216 @@
+//! The target's other isolates, read beside the main one: its worker
+//! threads and the Node processes it forked.
+//!
+//! Workers are reached inside the main inspector session through the
+//! `NodeWorker` domain: once enabled, the inspector announces every
+//! running and future worker (`NodeWorker.attachedToWorker`), and each gets
+//! a session with the same API as the main one (`Inspector::worker_session`).
+//! Child processes inherit the inspector flag (on their command line from a
+//! cluster primary, or in NODE_OPTIONS) and announce their own inspector on
+//! the stderr leakcheck reads; an announced inspector whose port is held by
+//! a descendant of the serving process is one of its children.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::inspector::{Inspector, InspectorError};
+use crate::model::{IsolateKind, IsolateSample};
+
+/// One isolate besides the main one, and the session that reads it.
+#[derive(Clone)]
+pub struct Part {
+    /// `worker 1` or `pid 4242`: stable for the isolate's life.
+    pub id: String,
+    pub kind: IsolateKind,
+    pub pid: u32,
+    pub script: String,
+    pub inspector: Inspector,
+    /// The inspector's session id for a worker (to forget it on detach).
+    session: Option<String>,
+}
+
+/// Where child processes' inspectors are announced (a launched target).
+pub struct ChildInspectors {
+    pub announced: watch::Receiver<Vec<String>>,
+    /// The process that serves the URL: children descend from it.
+    pub serving_pid: u32,
+    /// The main inspector's URL, which is not a child.
+    pub main_url: String,
+}
+
+/// The isolates found so far. Workers are added by a task that listens to
+/// the main session; children when `refresh` sees a new announcement.
+pub struct Parts {
+    workers: Arc<Mutex<Vec<Part>>>,
+    children: Vec<Part>,
+    child_source: Option<ChildInspectors>,
+    seen_urls: HashSet<String>,
+}
+
+impl Parts {
+    /// Starts listening for workers on `main`. A target whose inspector
+    /// lacks the domain (not Node, or too old) has no workers to read.
+    pub async fn watch(main: &Inspector, children: Option<ChildInspectors>) -> Parts {
+        let pid = main
+            .evaluate("process.pid")
+            .await
+            .ok()
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0) as u32;
+        let workers: Arc<Mutex<Vec<Part>>> = Arc::default();
+        // Subscribed before enabling, so the announcements of the workers
+        // already running are not missed.
+        let mut events = main.subscribe_to("NodeWorker.");
+        let enabled = main
+            .call(
+                "NodeWorker.enable",
+                json!({ "waitForDebuggerOnStart": false }),
+            )
+            .await;
+        if enabled.is_ok() {
+            let list = workers.clone();
+            // Weak: this task must not keep the target's session open.
+            let main = main.downgrade();
+            tokio::spawn(async move {
+                while let Some(event) = events.recv().await {
+                    let Some(main) = main.upgrade() else { break };
+                    track_worker(&main, pid, &list, &event.method, &event.params);
+                }
+            });
+        }
+        Parts {
+            workers,
+            children: Vec::new(),
+            child_source: children,
+            seen_urls: HashSet::new(),
+        }
+    }
+
+    /// Connects to children announced since the last call.
+    pub async fn refresh(&mut self) {
+        let Some(source) = &self.child_source else {
+            return;
+        };
+        let urls = source.announced.borrow().clone();
+        for url in urls {
+            if url == source.main_url || !self.seen_urls.insert(url.clone()) {
+                continue;
+            }
+            let Some(pid) = child_pid(&url, source.serving_pid) else {
+                continue;
+            };
+            let Ok(inspector) = Inspector::connect(&url).await else {
+                continue;
+            };
+            let script = inspector
+                .evaluate("process.argv[1] || ''")
+                .await
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            self.children.push(Part {
+                id: format!("pid {pid}"),
+                kind: IsolateKind::Process,
+                pid,
+                script,
+                inspector,
+                session: None,
+            });
+        }
+    }
+
+    /// Every isolate known now: workers first, then child processes.
+    pub fn all(&self) -> Vec<Part> {
+        let mut parts = self.workers.lock().expect("workers lock").clone();
+        parts.extend(self.children.iter().cloned());
+        parts
+    }
+
+    /// The session of the isolate named `id`.
+    pub fn inspector_of(&self, id: &str) -> Option<Inspector> {
+        self.all()
+            .into_iter()
+            .find(|p| p.id == id)
+            .map(|p| p.inspector)
+    }
+}
+
+/// The pid of the process that holds an announced inspector's port, when
+/// it descends from the serving process.
+fn child_pid(url: &str, serving_pid: u32) -> Option<u32> {
+    let port = crate::process::inspector_port(url)?;
+    crate::procfs::holders_of(port)
+        .into_iter()
+        .map(|h| h.pid)
+        .find(|pid| crate::procfs::descends_from(*pid, serving_pid))
+}
+
+fn track_worker(main: &Inspector, pid: u32, list: &Mutex<Vec<Part>>, method: &str, params: &Value) {
+    let session = params.get("sessionId").and_then(Value::as_str);
+    match (method, session) {
+        ("NodeWorker.attachedToWorker", Some(session)) => {
+            let info = params.get("workerInfo").unwrap_or(&Value::Null);
+            let text = |k: &str| {
+                info.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let id = format!("worker {}", text("workerId"));
+            let part = Part {
+                inspector: main.worker_session(session, &id),
+                id,
+                kind: IsolateKind::Worker,
+                pid,
+                script: text("url"),
+                session: Some(session.to_string()),
+            };
+            list.lock().expect("workers lock").push(part);
+        }
+        ("NodeWorker.detachedFromWorker", Some(session)) => {
+            list.lock()
+                .expect("workers lock")
+                .retain(|p| p.session.as_deref() != Some(session));
+        }
+        _ => {}
+    }
+}
+
+/// Forces a full collection in `part`.
+pub async fn collect(part: &Part) -> Result<(), InspectorError> {
+    part.inspector
+        .call("HeapProfiler.collectGarbage", json!({}))
+        .await
+        .map(|_| ())
+}
+
+/// Reads `part`'s memory, and the HTTP requests it began serving (a
+/// cluster worker serves what its primary accepts). A worker's rss is its
+/// process's, already read for the main isolate, so it is left at 0.
+pub async fn read(part: &Part) -> Result<(IsolateSample, Option<u64>), InspectorError> {
+    let expression = format!(
+        "(() => {{ const m = process.memoryUsage(); \
+           return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, {}]; }})()",
+        super::inspector::SERVED_COUNTER
+    );
+    let value = part.inspector.evaluate(&expression).await?;
+    let figure = |i: usize| value.get(i).and_then(Value::as_f64).unwrap_or(0.0) as u64;
+    let sample = IsolateSample {
+        id: part.id.clone(),
+        kind: Some(part.kind),
+        pid: part.pid,
+        script: part.script.clone(),
+        heap_used: figure(2),
+        heap_total: figure(1),
+        external: figure(3),
+        array_buffers: figure(4),
+        rss: match part.kind {
+            IsolateKind::Worker => 0,
+            IsolateKind::Process => figure(0),
+        },
+    };
+    Ok((sample, value.get(5).and_then(Value::as_u64)))
+}
