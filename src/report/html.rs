@@ -78,7 +78,7 @@ impl Exporter for HtmlExporter {
             render_comparison(&mut out, comparison);
         }
         for (index, route) in result.routes.iter().enumerate() {
-            render_route(&mut out, route, index);
+            render_route(&mut out, route, index, result.settings.unit.name());
         }
         out.push_str("<p class=\"meta\">Memory in MB (2<sup>20</sup> bytes). After-GC readings follow a settled full collection; the fitted line is the least-squares trend of the after-GC series against requests sent.</p>\n</body></html>\n");
         Ok(out)
@@ -138,7 +138,7 @@ fn render_comparison(out: &mut String, comparison: &crate::model::Comparison) {
     out.push_str("</table>\n");
 }
 
-fn render_route(out: &mut String, route: &RouteResult, index: usize) {
+fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str) {
     let _ = writeln!(
         out,
         "<h2 id=\"route-{index}\">Route <code>{}</code></h2>",
@@ -177,7 +177,7 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize) {
         }
         None => out.push_str("<div class=\"verdict\">No cycle completed: no verdict.</div>\n"),
     }
-    let isolates = super::diagnosis_view::isolate_lines(route, "request");
+    let isolates = super::diagnosis_view::isolate_lines(route, unit);
     if !isolates.is_empty() {
         out.push_str(
             "<p><b>Worker threads and child processes</b>, each judged on its own heap:</p><ul>",
