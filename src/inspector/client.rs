@@ -241,8 +241,7 @@ async fn pump_worker(
     mut commands: mpsc::UnboundedReceiver<Command>,
     events: EventSink,
 ) {
-    let mut pending: HashMap<u64, (String, Reply)> = HashMap::new();
-    let mut next_id: u64 = 1;
+    let mut pending = Pending::default();
     loop {
         tokio::select! {
             biased;
@@ -258,16 +257,13 @@ async fn pump_worker(
                 }
                 let message = event.params.get("message").and_then(Value::as_str);
                 if let Some(value) = message.and_then(|m| serde_json::from_str(m).ok()) {
-                    route_message(value, &mut pending, &events);
+                    route_message(value, &mut pending.waiting, &events);
                 }
             }
             command = commands.recv() => {
                 let Some(command) = command else { break };
-                let id = next_id;
-                next_id += 1;
-                let text = json!({ "id": id, "method": command.method, "params": command.params });
-                pending.insert(id, (command.method, command.reply));
-                let wrapped = json!({ "sessionId": session_id, "message": text.to_string() });
+                let text = pending.number(command);
+                let wrapped = json!({ "sessionId": session_id, "message": text });
                 // Not awaited here: the answer comes back as an event, and a
                 // snapshot's chunks must keep flowing meanwhile.
                 let Some(parent) = parent.upgrade() else { break };
@@ -278,6 +274,25 @@ async fn pump_worker(
         }
     }
     events.lock().expect("event sink lock").clear();
+}
+
+/// The commands sent and not yet answered, by the id each was given.
+#[derive(Default)]
+struct Pending {
+    waiting: HashMap<u64, (String, Reply)>,
+    last_id: u64,
+}
+
+impl Pending {
+    /// Gives `command` the next id, remembers who waits for its answer,
+    /// and returns the message text to send.
+    fn number(&mut self, command: Command) -> String {
+        self.last_id += 1;
+        let id = self.last_id;
+        let text = json!({ "id": id, "method": command.method, "params": command.params });
+        self.waiting.insert(id, (command.method, command.reply));
+        text.to_string()
+    }
 }
 
 /// Owns the socket: writes queued commands, routes responses to their
@@ -291,8 +306,7 @@ async fn pump<S>(
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let (mut write, mut read) = socket.split();
-    let mut pending: HashMap<u64, (String, Reply)> = HashMap::new();
-    let mut next_id: u64 = 1;
+    let mut pending = Pending::default();
     loop {
         tokio::select! {
             // Incoming first: a snapshot's chunks must not wait behind commands.
@@ -304,17 +318,14 @@ async fn pump<S>(
                     Some(Ok(_)) => continue,
                 };
                 let Ok(value) = serde_json::from_str::<Value>(&text) else { continue };
-                route_message(value, &mut pending, &events);
+                route_message(value, &mut pending.waiting, &events);
             }
             command = commands.recv() => {
                 let Some(command) = command else { break };
-                let id = next_id;
-                next_id += 1;
-                let text = json!({ "id": id, "method": command.method, "params": command.params });
-                if write.send(Message::text(text.to_string())).await.is_err() {
+                let text = pending.number(command);
+                if write.send(Message::text(text)).await.is_err() {
                     break;
                 }
-                pending.insert(id, (command.method, command.reply));
             }
         }
     }
