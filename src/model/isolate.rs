@@ -9,11 +9,12 @@ use serde::{Deserialize, Serialize};
 use super::{RetainedPerRequest, Sample, Verdict};
 
 /// Where an isolate lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IsolateKind {
     /// A `worker_threads` worker of the target process, reached through
     /// the inspector's `NodeWorker` domain.
+    #[default]
     Worker,
     /// A Node process the target started (cluster workers, a launcher's
     /// child), reached through the inspector it announced.
@@ -25,7 +26,7 @@ pub enum IsolateKind {
 pub struct IsolateSample {
     /// `worker 1` (the worker's thread id) or `pid 4242`.
     pub id: String,
-    pub kind: Option<IsolateKind>,
+    pub kind: IsolateKind,
     pub pid: u32,
     /// The worker's script or the process's main script.
     pub script: String,

@@ -76,10 +76,10 @@ pub const SERVED_COUNTER: &str = "(() => { \
 /// comes back as `{ error }` with what it did, so the report can say why
 /// the series is empty instead of showing a silent null.
 fn build_expression(counters: &[Counter]) -> String {
-    let mut body = String::from(
-        "const m = process.memoryUsage(); const c = []; \
-         const served = {SERVED}; \
-         const show = (r) => { try { return typeof r === 'object' && r !== null \
+    let mut body =
+        format!("const m = process.memoryUsage(); const c = []; const served = {SERVED_COUNTER}; ");
+    body.push_str(
+        "const show = (r) => { try { return typeof r === 'object' && r !== null \
            ? (r.constructor ? r.constructor.name : 'object') : String(r); } \
            catch (e) { return typeof r; } };",
     );
@@ -95,7 +95,6 @@ fn build_expression(counters: &[Counter]) -> String {
     body.push_str(
         "return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c, served];",
     );
-    let body = body.replace("{SERVED}", SERVED_COUNTER);
     format!("(() => {{ {body} }})()")
 }
 
@@ -190,5 +189,17 @@ mod tests {
         assert!(text.starts_with("(() => {"));
         assert!(text.contains("process.memoryUsage()"));
         assert!(text.contains("try { const r = (globalThis.s.size);"));
+        assert!(text.contains(SERVED_COUNTER));
+    }
+
+    #[test]
+    fn a_counter_is_evaluated_as_written() {
+        let counters = vec![Counter {
+            name: "braces".into(),
+            expression: "'{SERVED_COUNTER}'.length".into(),
+        }];
+        let text = build_expression(&counters);
+        assert!(text.contains("try { const r = ('{SERVED_COUNTER}'.length);"));
+        assert_eq!(text.matches("leakcheck.served").count(), 1);
     }
 }

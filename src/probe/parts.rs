@@ -200,7 +200,7 @@ pub async fn read(part: &Part) -> Result<(IsolateSample, Option<u64>), Inspector
     let figure = |i: usize| value.get(i).and_then(Value::as_f64).unwrap_or(0.0) as u64;
     let sample = IsolateSample {
         id: part.id.clone(),
-        kind: Some(part.kind),
+        kind: part.kind,
         pid: part.pid,
         script: part.script.clone(),
         heap_used: figure(2),

@@ -10,8 +10,8 @@
 
 use super::classify::{Options, judge};
 use crate::model::{
-    CycleResult, Figure, Finding, FindingKind, IsolateResult, IsolateSample, Sample, Series,
-    Verdict, VerdictKind,
+    CycleResult, Figure, Finding, FindingKind, IsolateResult, IsolateSample, RouteResult, Sample,
+    Series, Trend, Verdict, VerdictKind,
 };
 use crate::units::per_request;
 
@@ -68,7 +68,7 @@ pub fn judge_isolates(
         let latest = readings.last().unwrap_or(first);
         results.push(IsolateResult {
             id: first.id.clone(),
-            kind: first.kind.unwrap_or(crate::model::IsolateKind::Worker),
+            kind: first.kind,
             pid: latest.pid,
             script: latest.script.clone(),
             after_gc_heap_used: std::iter::once(first.heap_used)
@@ -90,7 +90,7 @@ pub const PROCESSES_SUM: &str = "child processes (sum)";
 fn processes_summed(isolates: &[IsolateSample]) -> Option<IsolateSample> {
     let processes: Vec<&IsolateSample> = isolates
         .iter()
-        .filter(|i| i.kind == Some(crate::model::IsolateKind::Process))
+        .filter(|i| i.kind == crate::model::IsolateKind::Process)
         .collect();
     if processes.len() < 2 {
         return None;
@@ -98,7 +98,7 @@ fn processes_summed(isolates: &[IsolateSample]) -> Option<IsolateSample> {
     let sum = |f: fn(&IsolateSample) -> u64| processes.iter().map(|i| f(i)).sum();
     Some(IsolateSample {
         id: PROCESSES_SUM.to_string(),
-        kind: Some(crate::model::IsolateKind::Process),
+        kind: crate::model::IsolateKind::Process,
         pid: 0,
         script: String::new(),
         heap_used: sum(|i| i.heap_used),
@@ -117,13 +117,38 @@ pub fn retaining(isolates: &[IsolateResult]) -> Vec<&IsolateResult> {
         .filter(|i| i.id != PROCESSES_SUM)
         .filter(|i| is_retention(i))
         .collect();
-    growing.sort_by(|a, b| {
-        b.verdict
-            .figure
-            .bytes_per_request
-            .total_cmp(&a.verdict.figure.bytes_per_request)
-    });
+    growing.sort_by(|a, b| by_figure(b, a));
     growing
+}
+
+/// The isolate whose heap makes a route's retention, for the diagnosis:
+/// `None` (the main one) when its own heapUsed grows; else the worker or
+/// child that retains most, or, when only the child processes' sum
+/// grows, the process whose share is largest.
+pub fn to_diagnose(route: &RouteResult) -> Option<&IsolateResult> {
+    let main_grows = route.verdict.as_ref().is_some_and(|v| {
+        v.fits
+            .iter()
+            .any(|f| f.metric == Series::HEAP_USED && f.trend == Trend::Growing)
+    });
+    if main_grows {
+        return None;
+    }
+    retaining(&route.isolates).first().copied().or_else(|| {
+        route
+            .isolates
+            .iter()
+            .filter(|i| i.id != PROCESSES_SUM)
+            .max_by(|a, b| by_figure(a, b))
+    })
+}
+
+/// Orders isolates by the bytes per request their verdict reports.
+fn by_figure(a: &IsolateResult, b: &IsolateResult) -> std::cmp::Ordering {
+    a.verdict
+        .figure
+        .bytes_per_request
+        .total_cmp(&b.verdict.figure.bytes_per_request)
 }
 
 fn is_retention(isolate: &IsolateResult) -> bool {
@@ -236,7 +261,7 @@ mod tests {
                 .iter()
                 .map(|(id, kind, mb)| IsolateSample {
                     id: id.to_string(),
-                    kind: Some(*kind),
+                    kind: *kind,
                     pid: 7,
                     script: "worker.mjs".into(),
                     heap_used: (mb * MB) as u64,

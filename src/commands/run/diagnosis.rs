@@ -3,7 +3,7 @@
 
 use crate::cli::RunProps;
 use crate::cycle::CyclePlan;
-use crate::model::{Finding, FindingKind, RouteResult, Series, Trend};
+use crate::model::{Finding, FindingKind, RouteResult};
 use crate::probe::Probe;
 use crate::report::progress::Progress;
 
@@ -11,37 +11,6 @@ use crate::report::progress::Progress;
 pub(super) fn wants_diagnosis(props: &RunProps, route: &RouteResult, probe: &dyn Probe) -> bool {
     let retains = route.verdict.as_ref().is_some_and(|v| v.kind.is_leak());
     props.diagnose && retains && probe.inspector().is_some()
-}
-
-/// The isolate whose heap makes the route's retention: the main one when
-/// its own heapUsed grows, else the worker or child that grows most.
-fn isolate_to_diagnose(route: &RouteResult) -> Option<String> {
-    let main_grows = route.verdict.as_ref().is_some_and(|v| {
-        v.fits
-            .iter()
-            .any(|f| f.metric == Series::HEAP_USED && f.trend == Trend::Growing)
-    });
-    if main_grows {
-        return None;
-    }
-    // When only the processes' sum grows, the one that grows most.
-    let largest = || {
-        route
-            .isolates
-            .iter()
-            .filter(|i| i.id != crate::verdict::isolates::PROCESSES_SUM)
-            .max_by(|a, b| {
-                a.verdict
-                    .figure
-                    .bytes_per_request
-                    .total_cmp(&b.verdict.figure.bytes_per_request)
-            })
-    };
-    crate::verdict::isolates::retaining(&route.isolates)
-        .first()
-        .copied()
-        .or_else(largest)
-        .map(|i| i.id.clone())
 }
 
 /// Runs the diagnosis for a route; a failure becomes a finding, not a
@@ -61,7 +30,7 @@ pub(super) async fn diagnose_route(
         snapshots_dir: props.snapshots.as_deref(),
         label,
         owns_target: !props.command.is_empty(),
-        isolate: isolate_to_diagnose(into),
+        isolate: crate::verdict::isolates::to_diagnose(into).map(|i| i.id.clone()),
     };
     match crate::diagnose::diagnose(probe, diagnose_plan, &say).await {
         Ok(diagnosis) => {

@@ -286,40 +286,40 @@ async fn connect_probe(
             )
             .await?
         }
-        (None, Some(target)) => match target.inspector_url(http.addr, INSPECTOR_GRACE).await {
-            Ok(url) => {
-                let inspector = Inspector::connect(&url).await?;
-                let serving_pid = procfs::holders_of(http.addr.port())
-                    .first()
-                    .map_or(target.pid, |h| h.pid);
-                let children = ChildInspectors {
-                    announced: target.announced_inspectors(),
-                    serving_pid,
-                    main_url: url.clone(),
-                };
-                let parts = Parts::watch(&inspector, Some(children)).await;
-                let probe =
-                    InspectorProbe::new(inspector, props.counters.clone()).with_parts(parts);
-                let node_version = probe.node_version().await.ok();
-                attach::Connected {
-                    probe: Box::new(probe),
-                    node_version,
+        (None, Some(target)) => {
+            // The process that serves the URL: below npm or a shell, not the one launched.
+            let serving_pid = procfs::holders_of(http.addr.port())
+                .first()
+                .map_or(target.pid, |h| h.pid);
+            match target.inspector_url(http.addr, INSPECTOR_GRACE).await {
+                Ok(url) => {
+                    let inspector = Inspector::connect(&url).await?;
+                    let children = ChildInspectors {
+                        announced: target.announced_inspectors(),
+                        serving_pid,
+                        main_url: url.clone(),
+                    };
+                    let parts = Parts::watch(&inspector, Some(children)).await;
+                    let probe =
+                        InspectorProbe::new(inspector, props.counters.clone()).with_parts(parts);
+                    let node_version = probe.node_version().await.ok();
+                    attach::Connected {
+                        probe: Box::new(probe),
+                        node_version,
+                    }
+                }
+                Err(_) => {
+                    progress.say(&format!(
+                        "no Node inspector announced itself: reading rss of pid {serving_pid} from \
+                     /proc, without forced collections"
+                    ));
+                    attach::Connected {
+                        probe: Box::new(ProcProbe { pid: serving_pid }),
+                        node_version: None,
+                    }
                 }
             }
-            Err(_) => {
-                let serving = procfs::holders_of(http.addr.port())
-                    .first()
-                    .map_or(target.pid, |h| h.pid);
-                progress.say(&format!(
-                    "no Node inspector announced itself: reading rss of pid {serving} from /proc, \
-                     without forced collections"
-                ));
-                attach::Connected {
-                    probe: Box::new(ProcProbe { pid: serving }),
-                    node_version: None,
-                }
-            }
-        },
+        }
         (None, None) => {
             bail!("nothing to measure: give the server's command after `--`, or an attach flag")
         }
