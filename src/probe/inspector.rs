@@ -196,10 +196,10 @@ mod tests {
     fn a_counter_is_evaluated_as_written() {
         let counters = vec![Counter {
             name: "braces".into(),
-            expression: "'{SERVED_COUNTER}'.length".into(),
+            expression: "'{SERVED}'.length".into(),
         }];
         let text = build_expression(&counters);
-        assert!(text.contains("try { const r = ('{SERVED_COUNTER}'.length);"));
+        assert!(text.contains("try { const r = ('{SERVED}'.length);"));
         assert_eq!(text.matches("leakcheck.served").count(), 1);
     }
 }
