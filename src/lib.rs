@@ -54,6 +54,7 @@ pub fn run() -> ExitCode {
         let clean = |()| RunEnd::Clean;
         match cli.command {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
+            Command::Soak(args) => commands::run::run(args.into_props()?).await,
             Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),

@@ -8,12 +8,14 @@ mod heap;
 mod load;
 mod output;
 mod run;
+mod soak;
 
 pub use attach::*;
 pub use heap::*;
 pub use load::*;
 pub use output::*;
 pub use run::*;
+pub use soak::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -31,6 +33,9 @@ pub struct Cli {
 pub enum Command {
     /// Start a server, load it in cycles with forced collections between them, and judge the growth.
     Run(Box<RunArgs>),
+    /// Keep a constant load on a server for a duration, with a settled reading at an interval,
+    /// and project when its heap reaches the limit.
+    Soak(Box<SoakArgs>),
     /// Send an exact or timed HTTP/1.1 load and report throughput, latency and errors.
     Load(LoadArgs),
     /// Take one memory reading of a running target, optionally after a settled full collection.

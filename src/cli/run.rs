@@ -41,6 +41,16 @@ pub struct RequestArgs {
     pub abort: f64,
 }
 
+/// The schedule of `leakcheck soak`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoakProps {
+    pub duration: Duration,
+    /// A settled reading this often.
+    pub every: Duration,
+    /// Requests per second; as fast as the connections go without.
+    pub rate: Option<f64>,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Base URL the server listens on (loopback only unless --allow-remote).
@@ -94,6 +104,10 @@ pub struct RunArgs {
     /// Do not take heap snapshots to name the holder of a retention.
     #[arg(long)]
     pub no_diagnose: bool,
+    /// Do not observe event-loop delay and garbage collections during the
+    /// load (they cost the target little; this measures how little).
+    #[arg(long)]
+    pub no_loop_stats: bool,
     /// Also write the diagnosis' two heap snapshots here (mode 0600: heaps
     /// hold request headers and secrets).
     #[arg(long, value_name = "DIR")]
@@ -235,6 +249,10 @@ pub struct RunProps {
     pub allow_remote_inspector: bool,
     /// Name the holder of a retention with heap snapshots.
     pub diagnose: bool,
+    /// Observe event-loop delay and collections during each cycle's load.
+    pub loop_stats: bool,
+    /// A soak's schedule (`leakcheck soak`) instead of cycles.
+    pub soak: Option<SoakProps>,
     pub snapshots: Option<std::path::PathBuf>,
     /// Empty when attaching to a running server.
     pub command: Vec<String>,
@@ -271,6 +289,8 @@ impl RunArgs {
             attach: self.attach.choice(),
             allow_remote_inspector: self.attach.allow_remote_inspector,
             diagnose: !self.no_diagnose,
+            loop_stats: !self.no_loop_stats,
+            soak: None,
             snapshots: self.snapshots,
             command: self.command,
             load_cmd: self.load_cmd,
@@ -290,7 +310,7 @@ pub(super) fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::prob
                 anyhow::bail!("--counter {spec:?} needs both a name and an expression");
             }
             if crate::model::Series::is_reserved_name(name) {
-                anyhow::bail!("--counter {name:?} is the name of a memory figure: choose another name");
+                anyhow::bail!("--counter {name:?} is the name of a memory figure or of leakcheck's own handle and listener series (active_resources.*, listeners.*): choose another name");
             }
             Ok(crate::probe::Counter { name: name.to_string(), expression: expression.trim().to_string() })
         })

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod external;
+mod soak;
 
 pub use external::LoadCommand;
+pub use soak::{SoakSchedule, run_soak};
 
 use crate::load::{LoadError, LoadPlan, LoadProgress, LoadRun, RequestSpec};
 use crate::model::{CycleResult, RouteResult, Sample};
@@ -55,6 +57,8 @@ pub struct CyclePlan {
     pub verdict: crate::verdict::Options,
     /// Drive each cycle with an external command instead (`--load-cmd`).
     pub load_cmd: Option<LoadCommand>,
+    /// Observe event-loop delay and collections during each load.
+    pub loop_stats: bool,
 }
 
 /// Hears what the runner is doing, to show progress. Kept apart from any
@@ -95,6 +99,11 @@ pub async fn run_route(
         crate::load::Stop::Duration(_) => None,
     };
     for cycle in 1..=plan.cycles {
+        if plan.loop_stats {
+            // A target whose console cannot `require` has no statistics;
+            // a lost inspector is found by the reading below.
+            let _ = probe.start_loop_stats().await;
+        }
         observer.load_started(&route, cycle, plan.cycles, total);
         let (report, driver) = match &plan.load_cmd {
             Some(command) => {
@@ -108,6 +117,10 @@ pub async fn run_route(
                 (report, Some(run))
             }
             None => (drive_load(load.clone(), observer).await?, None),
+        };
+        let loop_stats = match plan.loop_stats {
+            true => probe.take_loop_stats().await.ok().flatten(),
+            false => None,
         };
         let after_load = probe.sample().await?;
         observer.phase(&route, "forcing a full collection");
@@ -138,6 +151,8 @@ pub async fn run_route(
             units,
             served,
             driver,
+            event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
+            gc: loop_stats.map(|s| s.gc),
         };
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
@@ -161,6 +176,9 @@ pub async fn run_route(
                 log: driver.log.clone(),
             });
         }
+    }
+    if plan.loop_stats {
+        probe.stop_loop_stats().await;
     }
     Ok(())
 }

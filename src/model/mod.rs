@@ -9,8 +9,10 @@
 mod diagnosis;
 mod isolate;
 mod load;
+mod loop_stats;
 mod outcome;
 mod sample;
+mod soak;
 mod verdict;
 
 use serde::{Deserialize, Serialize};
@@ -20,8 +22,10 @@ pub use diagnosis::{
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
+pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
-pub use sample::{Metric, Sample, Series};
+pub use sample::{Metric, RESOURCE_PREFIXES, Sample, Series};
+pub use soak::{SoakResult, SoakSettings};
 pub use verdict::{
     Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Trend, Verdict, VerdictKind,
 };
@@ -81,6 +85,33 @@ pub struct Settings {
     pub load_cmd: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abort: Option<f64>,
+    /// The schedule of `leakcheck soak` (absent for `run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<SoakSettings>,
+}
+
+impl Settings {
+    /// "3 cycles × 20000 requests", or for a soak "a 20 s soak at 1000
+    /// requests/s, a settled reading every 5 s".
+    pub fn schedule(&self) -> String {
+        match &self.soak {
+            Some(soak) => format!(
+                "a {:.0} s soak at {}, a settled reading every {:.0} s",
+                soak.duration_s,
+                soak.rate.map_or("full speed".to_string(), |r| format!(
+                    "{r:.0} {}s/s",
+                    self.unit.name()
+                )),
+                soak.every_s
+            ),
+            None => format!(
+                "{} cycles × {} {}s",
+                self.cycles,
+                self.requests_per_cycle,
+                self.unit.name()
+            ),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -103,6 +134,9 @@ pub struct RouteResult {
     /// on its own after-GC heap (absent when it has none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub isolates: Vec<IsolateResult>,
+    /// Growth over time and the projection to the heap limit (`soak`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<SoakResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -130,6 +164,13 @@ pub struct CycleResult {
     /// The external driver of the cycle (`--load-cmd`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<DriverRun>,
+    /// Event-loop delay and utilisation during the load (inspector
+    /// targets, unless `--no-loop-stats`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_loop: Option<EventLoopStats>,
+    /// Garbage collections during the load (same condition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcStats>,
 }
 
 impl CycleResult {

@@ -26,6 +26,12 @@ pub struct Sample {
     /// counting (`http.server.request.start`, read through the inspector).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<u64>,
+    /// The target's handles and listeners at this reading, by series name:
+    /// `active_resources.Timeout` (from `process.getActiveResourcesInfo()`),
+    /// `listeners.process.exit`, `listeners.server.request`. A name absent
+    /// at a reading counts 0 there.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub resources: BTreeMap<String, f64>,
     /// The target's other isolates at this reading: worker threads and
     /// child Node processes (inspector targets that have them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -85,18 +91,25 @@ impl Sample {
         match series {
             Series::Memory(metric) => Some(self.get(*metric) as f64),
             Series::Counter(name) => *self.counters.get(name)?,
+            Series::Resource(name) => Some(self.resources.get(name).copied().unwrap_or(0.0)),
         }
     }
 }
 
-/// A series the verdict fits: a memory figure or a user's counter. In the
-/// JSON it is the figure's name (`heapUsed`) or the counter's name; the
-/// CLI refuses counters named like a memory figure, so the two never mix.
+/// A series the verdict fits: a memory figure, a user's counter, or a
+/// count of handles or listeners. In the JSON it is the figure's name
+/// (`heapUsed`), the counter's name, or the resource's (`active_resources.
+/// Timeout`, `listeners.process.exit`); the CLI refuses counters named like
+/// a memory figure or under the resource prefixes, so they never mix.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Series {
     Memory(Metric),
     Counter(String),
+    Resource(String),
 }
+
+/// Names of the automatic handle and listener series start with these.
+pub const RESOURCE_PREFIXES: [&str; 2] = ["active_resources.", "listeners."];
 
 impl Series {
     pub const HEAP_USED: Series = Series::Memory(Metric::HeapUsed);
@@ -107,17 +120,23 @@ impl Series {
     pub fn name(&self) -> &str {
         match self {
             Series::Memory(metric) => metric.label(),
-            Series::Counter(name) => name,
+            Series::Counter(name) | Series::Resource(name) => name,
         }
+    }
+
+    /// A handle or listener count (`active_resources.*`, `listeners.*`).
+    pub fn is_resource(&self) -> bool {
+        matches!(self, Series::Resource(_))
     }
 
     pub fn is_memory(&self) -> bool {
         matches!(self, Series::Memory(_))
     }
 
-    /// Whether a counter may take `name` (it must not shadow a memory figure).
+    /// Whether a counter may take `name` (it must not shadow a memory
+    /// figure or an automatic resource series).
     pub fn is_reserved_name(name: &str) -> bool {
-        Metric::from_label(name).is_some()
+        Metric::from_label(name).is_some() || RESOURCE_PREFIXES.iter().any(|p| name.starts_with(p))
     }
 }
 
@@ -138,6 +157,7 @@ impl<'de> Deserialize<'de> for Series {
         let name = String::deserialize(deserializer)?;
         Ok(match Metric::from_label(&name) {
             Some(metric) => Series::Memory(metric),
+            None if RESOURCE_PREFIXES.iter().any(|p| name.starts_with(p)) => Series::Resource(name),
             None => Series::Counter(name),
         })
     }
@@ -149,7 +169,11 @@ mod tests {
 
     #[test]
     fn series_round_trip_through_their_json_names() {
-        for series in [Series::HEAP_USED, Series::Counter("sessions".into())] {
+        for series in [
+            Series::HEAP_USED,
+            Series::Counter("sessions".into()),
+            Series::Resource("active_resources.Timeout".into()),
+        ] {
             let json = serde_json::to_string(&series).unwrap();
             let back: Series = serde_json::from_str(&json).unwrap();
             assert_eq!(back, series);
@@ -160,5 +184,6 @@ mod tests {
         );
         assert!(Series::is_reserved_name("rss"));
         assert!(!Series::is_reserved_name("sessions"));
+        assert!(Series::is_reserved_name("listeners.process.exit"));
     }
 }

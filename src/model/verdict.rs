@@ -75,6 +75,10 @@ pub enum FindingKind {
     ServedMismatch,
     /// A worker thread or child process of the target retains per request.
     IsolateRetention,
+    /// Handles or listeners of one type grow by half a handle per request or more.
+    HandleGrowth,
+    /// Collections paused the target long enough to queue requests.
+    GcPauses,
 }
 
 impl FindingKind {
@@ -93,6 +97,8 @@ impl FindingKind {
             FindingKind::FixedRequest => "fixed-request",
             FindingKind::ServedMismatch => "served-mismatch",
             FindingKind::IsolateRetention => "isolate-retention",
+            FindingKind::HandleGrowth => "handle-growth",
+            FindingKind::GcPauses => "gc-pauses",
         }
     }
 }

@@ -65,6 +65,22 @@ pub const SERVED_COUNTER: &str = "(() => { \
       Object.defineProperty(globalThis, k, { value: s }); } \
     return s.n < 0 ? null : s.n; })()";
 
+/// Counts the target's handles by type and the listeners on `process` and
+/// on its servers, as `{ "active_resources.Timeout": 3, … }`. Servers are
+/// found among the active handles (`process._getActiveHandles`, which Node
+/// 20 and 22 still have); each part is guarded so one failing does not
+/// lose the others.
+pub const RESOURCES: &str = "(() => { const r = {}; \
+    const add = (k, n) => { r[k] = (r[k] || 0) + n; }; \
+    try { for (const t of process.getActiveResourcesInfo()) add('active_resources.' + t, 1); } catch (e) {} \
+    try { for (const e of process.eventNames()) if (typeof e === 'string') \
+      add('listeners.process.' + e, process.listenerCount(e)); } catch (e) {} \
+    try { for (const h of (process._getActiveHandles ? process._getActiveHandles() : [])) \
+      if (h && typeof h.listen === 'function' && typeof h.eventNames === 'function') \
+        for (const e of h.eventNames()) if (typeof e === 'string') \
+          add('listeners.server.' + e, h.listenerCount(e)); } catch (e) {} \
+    return r; })()";
+
 /// One expression for the whole sample, so a reading is one round trip.
 /// The first reading also starts counting the HTTP requests the target
 /// begins serving (`http.server.request.start` of `diagnostics_channel`,
@@ -93,8 +109,10 @@ fn build_expression(counters: &[Counter]) -> String {
         ));
     }
     body.push_str(
-        "return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c, served];",
+        "return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c, served, ",
     );
+    body.push_str(RESOURCES);
+    body.push_str("];");
     format!("(() => {{ {body} }})()")
 }
 
@@ -106,6 +124,19 @@ impl Probe for InspectorProbe {
 
     fn inspector(&self) -> Option<&Inspector> {
         Some(&self.inspector)
+    }
+
+    async fn start_loop_stats(&mut self) -> Result<(), ProbeError> {
+        Ok(super::loop_stats::start(&self.inspector).await?)
+    }
+
+    async fn take_loop_stats(&mut self) -> Result<Option<crate::model::LoopStats>, ProbeError> {
+        Ok(super::loop_stats::take(&self.inspector).await?)
+    }
+
+    async fn stop_loop_stats(&mut self) {
+        // The target may be gone or going; nothing is lost if it keeps them.
+        let _ = super::loop_stats::stop(&self.inspector).await;
     }
 
     fn isolate_inspector(&self, id: &str) -> Option<Inspector> {
@@ -161,7 +192,17 @@ impl Probe for InspectorProbe {
                 }
             }
         }
+        let resources = fields
+            .get(7)
+            .and_then(Value::as_object)
+            .map(|all| {
+                all.iter()
+                    .filter_map(|(name, count)| Some((name.clone(), count.as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Sample {
+            resources,
             isolates,
             counter_errors,
             served,

@@ -4,6 +4,7 @@
 
 mod endpoints;
 mod inspector;
+pub mod loop_stats;
 pub mod parts;
 mod proc;
 
@@ -61,6 +62,20 @@ pub trait Probe: Send {
     fn isolate_inspector(&self, _id: &str) -> Option<crate::inspector::Inspector> {
         None
     }
+
+    /// Starts observing event-loop delay and collections for a cycle's
+    /// load (the inspector probe; others read none).
+    async fn start_loop_stats(&mut self) -> Result<(), ProbeError> {
+        Ok(())
+    }
+
+    /// What the loop and the collector did since `start_loop_stats`.
+    async fn take_loop_stats(&mut self) -> Result<Option<crate::model::LoopStats>, ProbeError> {
+        Ok(None)
+    }
+
+    /// Removes the observers from the target.
+    async fn stop_loop_stats(&mut self) {}
 
     /// Whether `collect_garbage` really collects (the proc probe cannot).
     fn can_collect(&self) -> bool {

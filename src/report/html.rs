@@ -56,12 +56,11 @@ impl Exporter for HtmlExporter {
         };
         let _ = writeln!(
             out,
-            "<p class=\"meta\">Target <code>{}</code>, Node {}, memory read through the {} probe. Load: {} cycles × {} requests on {} connections. Run {}.</p>",
+            "<p class=\"meta\">Target <code>{}</code>, Node {}, memory read through the {} probe. Load: {} on {} connections. Run {}.</p>",
             esc(&target),
             esc(result.target.node_version.as_deref().unwrap_or("?")),
             esc(result.target.probe.map_or("no", |p| p.name())),
-            result.settings.cycles,
-            result.settings.requests_per_cycle,
+            esc(&result.settings.schedule()),
             result.settings.connections,
             esc(result.outcome.status.name())
         );
@@ -177,6 +176,9 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
         }
         None => out.push_str("<div class=\"verdict\">No cycle completed: no verdict.</div>\n"),
     }
+    if let Some(line) = super::loop_view::soak_line(route) {
+        let _ = writeln!(out, "<p class=\"action\"><b>Soak:</b> {}</p>", esc(&line));
+    }
     let isolates = super::diagnosis_view::isolate_lines(route, unit);
     if !isolates.is_empty() {
         out.push_str(
@@ -290,8 +292,23 @@ fn render_charts(out: &mut String, route: &RouteResult) {
         ));
         out.push_str("</figure>");
     }
+    if let Some(chart) = super::loop_view::chart(route) {
+        let _ = write!(out, "<figure>{chart}</figure>");
+    }
     out.push_str("</div>");
     out.push_str(&legend());
+    let lines: Vec<String> = route
+        .cycles
+        .iter()
+        .filter_map(super::loop_view::cycle_line)
+        .collect();
+    if !lines.is_empty() {
+        out.push_str("<ul class=\"findings\">");
+        for line in lines {
+            let _ = write!(out, "<li>{}</li>", esc(&line));
+        }
+        out.push_str("</ul>\n");
+    }
     out.push('\n');
 }
 

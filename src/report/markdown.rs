@@ -23,9 +23,8 @@ impl Exporter for MarkdownExporter {
         let _ = writeln!(out, "### leakcheck: {}\n", result.headline());
         let _ = writeln!(
             out,
-            "{} cycles × {} requests, {} connections, {} probe, Node {}. Run {}.\n",
-            result.settings.cycles,
-            result.settings.requests_per_cycle,
+            "{}, {} connections, {} probe, Node {}. Run {}.\n",
+            result.settings.schedule(),
             result.settings.connections,
             result.target.probe.map_or("no", |p| p.name()),
             result.target.node_version.as_deref().unwrap_or("?"),
@@ -72,6 +71,12 @@ impl Exporter for MarkdownExporter {
             );
             for f in &v.findings {
                 let _ = writeln!(out, "  - {}: {}", f.kind, f.message);
+            }
+            for line in route.cycles.iter().filter_map(super::loop_view::cycle_line) {
+                let _ = writeln!(out, "  - {line}");
+            }
+            if let Some(line) = super::loop_view::soak_line(route) {
+                let _ = writeln!(out, "  - {line}");
             }
             for line in super::diagnosis_view::isolate_lines(route, result.settings.unit.name()) {
                 let _ = writeln!(out, "  - isolate {}", cell(&line));

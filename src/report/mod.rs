@@ -6,6 +6,7 @@ mod diagnosis_view;
 pub mod html;
 mod json;
 pub mod load;
+mod loop_view;
 mod markdown;
 pub mod output;
 pub mod progress;

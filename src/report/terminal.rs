@@ -34,10 +34,8 @@ impl Exporter for TerminalExporter {
         };
         writeln!(
             out,
-            "load:   {} cycles × {} {}s{how}, {} connections{}",
-            s.cycles,
-            s.requests_per_cycle,
-            s.unit.name(),
+            "load:   {}{how}, {} connections{}",
+            s.schedule(),
             s.connections,
             s.abort
                 .map_or(String::new(), |a| format!(", {:.0} % hung up", a * 100.0))
@@ -130,6 +128,12 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
             per_request(r.array_buffers),
             per_request(r.rss)
         )?;
+    }
+    for line in route.cycles.iter().filter_map(super::loop_view::cycle_line) {
+        writeln!(out, "loop  {line}")?;
+    }
+    if let Some(line) = super::loop_view::soak_line(route) {
+        writeln!(out, "{line}")?;
     }
     for line in super::diagnosis_view::isolate_lines(route, unit.name()) {
         writeln!(out, "isolate {line}")?;

@@ -4,6 +4,7 @@
 //! first; heap retention outranks off-heap retention (a heap leak also
 //! moves rss); counters speak only when memory is silent.
 
+use super::handles::{describe as describe_handles, growing_handles};
 use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor};
 use crate::model::{
     CycleResult, Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Sample, Series,
@@ -41,6 +42,9 @@ pub struct Options {
     pub fixed_request: bool,
     /// What a unit of work is, for the words of the verdict.
     pub unit: Unit,
+    /// The cycles are a soak's intervals: what to do next is said in
+    /// the soak's flags.
+    pub soak: bool,
 }
 
 /// Judges one route's readings. Returns `None` before the first cycle.
@@ -60,9 +64,17 @@ pub fn judge(
             .collect()
     };
     let counters = baseline.counters.keys().cloned().map(Series::Counter);
+    // A handle type may first appear under load: every name seen at a
+    // settled reading is a series (absent readings count 0).
+    let resources: std::collections::BTreeSet<&String> = std::iter::once(baseline)
+        .chain(cycles.iter().map(|c| &c.after_gc))
+        .flat_map(|s| s.resources.keys())
+        .collect();
+    let resources = resources.into_iter().cloned().map(Series::Resource);
     let fits: Vec<MetricFit> = MEMORY_SERIES
         .into_iter()
         .chain(counters)
+        .chain(resources)
         .filter_map(|m| judge_series(&m, &series(&m)?, &requests, noise_floor(&m)))
         .collect();
     let slope = |m: &Series| {
@@ -285,7 +297,24 @@ impl Context<'_> {
                 figure: metric,
             };
         }
-        let counter = self.fits.iter().find(|f| !f.metric.is_memory());
+        if let Some(fit) = growing_handles(self.fits).first() {
+            return Choice {
+                kind: VerdictKind::CounterGrowth,
+                summary: format!(
+                    "{} with no memory growth beyond its noise",
+                    describe_handles(fit, self.unit())
+                ),
+                action: "Still a leak: each one keeps little memory, but the process runs out of \
+                         descriptors or spends its event loop on them first. Release it where the \
+                         request ends."
+                    .into(),
+                figure: fit.metric.clone(),
+            };
+        }
+        let counter = self
+            .fits
+            .iter()
+            .find(|f| matches!(f.metric, Series::Counter(_)));
         if let Some(fit) = counter.filter(|f| f.trend == Trend::Growing) {
             return self.choice(
                 VerdictKind::CounterGrowth,
@@ -298,11 +327,9 @@ impl Context<'_> {
                 "Still a leak: the kept objects are small, so it reaches the limit later, not never.",
             );
         }
-        if let Some(fit) = self
-            .fits
-            .iter()
-            .find(|f| f.trend == Trend::Unclear && f.metric != Series::RSS)
-        {
+        if let Some(fit) = self.fits.iter().find(|f| {
+            f.trend == Trend::Unclear && f.metric != Series::RSS && !f.metric.is_resource()
+        }) {
             return self.choice(
                 VerdictKind::Inconclusive,
                 self.unclear_summary(fit),
@@ -368,12 +395,21 @@ impl Context<'_> {
                 per_request(self.slope(&choice.figure)),
                 choice.kind
             ),
-            &format!(
-                "Run {more} more cycle{} (--cycles {}): the first cycle's growth is warm-up, and \
-                 a leak must then grow in two more.",
-                if more == 1 { "" } else { "s" },
-                STEPS_FOR_A_TREND + 1
-            ),
+            &if self.options.soak {
+                format!(
+                    "Soak longer (-d) or read more often (--every) for {more} more settled \
+                     reading{}: the first interval's growth is warm-up, and a leak must then \
+                     grow in two more.",
+                    if more == 1 { "" } else { "s" }
+                )
+            } else {
+                format!(
+                    "Run {more} more cycle{} (--cycles {}): the first cycle's growth is warm-up, \
+                     and a leak must then grow in two more.",
+                    if more == 1 { "" } else { "s" },
+                    STEPS_FOR_A_TREND + 1
+                )
+            },
         )
     }
 
@@ -394,6 +430,14 @@ impl Context<'_> {
         let needed_growth = RETENTION_SIGMAS * fit.noise_bytes;
         let slope = fit.slope_bytes_per_request.max(f64::MIN_POSITIVE);
         let requests = (needed_growth / slope).ceil().min(1e9) as u64;
+        if self.options.soak {
+            return format!(
+                "Soak longer (-d) or read less often (--every) so that an interval carries \
+                 about {} {}s, enough for its growth to stand out of the noise.",
+                requests.max(per_cycle as u64 * 2),
+                self.unit()
+            );
+        }
         format!(
             "Run 3 more cycles (--cycles {}), or raise --requests to about {} so that one cycle's \
              growth stands out of the noise.",

@@ -41,6 +41,8 @@ fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleRe
         units: requests,
         served: None,
         driver: None,
+        event_loop: None,
+        gc: None,
     }
 }
 

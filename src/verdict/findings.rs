@@ -8,6 +8,12 @@ use super::metric::RETENTION_SIGMAS;
 use crate::model::{Finding, FindingKind, Series, Trend, VerdictKind};
 use crate::units::{MB, mb};
 
+/// A collection pause longer than this delays every request behind it
+/// past what a user notices on a fast route.
+const GC_PAUSE_MS: f64 = 50.0;
+/// Collections taking more than this share of a cycle's load time.
+const GC_SHARE: f64 = 0.1;
+
 impl Context<'_> {
     pub(super) fn findings(&self, kind: VerdictKind) -> Vec<Finding> {
         let mut out = Vec::new();
@@ -41,6 +47,15 @@ impl Context<'_> {
                     "counter {name} could not be read at {count} reading(s): its expression {error}; \
                      fix the --counter expression so that it returns a number"
                 ),
+            );
+        }
+        if let Some(message) = self.gc_pauses() {
+            add(FindingKind::GcPauses, message);
+        }
+        for fit in super::handles::growing_handles(self.fits) {
+            add(
+                FindingKind::HandleGrowth,
+                super::handles::describe(fit, self.options.unit.name()),
             );
         }
         if self.options.fixed_request && kind == VerdictKind::NoRetention {
@@ -147,5 +162,35 @@ impl Context<'_> {
             );
         }
         out
+    }
+
+    /// The cycle whose collections stalled requests most, worded, when a
+    /// pause exceeded `GC_PAUSE_MS` or collections took over `GC_SHARE`
+    /// of the cycle's load.
+    fn gc_pauses(&self) -> Option<String> {
+        let stalled = |c: &&crate::model::CycleResult| {
+            c.gc.as_ref().is_some_and(|gc| {
+                gc.max_ms > GC_PAUSE_MS || gc.total_ms > GC_SHARE * c.duration_s * 1000.0
+            })
+        };
+        let worst = self.cycles.iter().filter(stalled).max_by(|a, b| {
+            let max = |c: &crate::model::CycleResult| c.gc.as_ref().map_or(0.0, |g| g.max_ms);
+            max(a).total_cmp(&max(b))
+        })?;
+        let gc = worst.gc.as_ref()?;
+        let p99 = worst.load.latency_ms.as_ref().map_or(String::new(), |l| {
+            format!(" (p99 latency {:.1} ms in that cycle)", l.p99)
+        });
+        Some(format!(
+            "cycle {}: {} collections paused the target {:.0} ms in all ({:.0} % of its {:.1} s \
+             load), the longest {:.1} ms: requests queued behind them{p99}; a smaller live heap \
+             or less garbage per request shortens them",
+            worst.cycle,
+            gc.count,
+            gc.total_ms,
+            100.0 * gc.total_ms / (worst.duration_s * 1000.0).max(1.0),
+            worst.duration_s,
+            gc.max_ms
+        ))
     }
 }

@@ -220,6 +220,10 @@ pub fn fold_into(verdict: &mut Verdict, isolates: &[IsolateResult], unit: &str) 
     }
     let main_row = verdict.kind;
     verdict.kind = VerdictKind::Retention;
+    // Said of a clean main heap; the route is no longer clean.
+    verdict
+        .findings
+        .retain(|f| f.kind != FindingKind::FixedRequest);
     verdict.leak = summed.map_or(growing.iter().any(|i| i.verdict.leak), |s| s.verdict.leak);
     verdict.summary = match growing.as_slice() {
         [one] => format!(
@@ -298,6 +302,8 @@ mod tests {
                 units: REQUESTS,
                 served: None,
                 driver: None,
+                event_loop: None,
+                gc: None,
             })
             .collect()
     }

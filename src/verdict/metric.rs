@@ -41,6 +41,10 @@ const CONVERGING_RATIO: f64 = 0.5;
 
 /// A counter counts units: a steady rise of one unit per cycle matters.
 const COUNTER_NOISE: f64 = 0.5;
+/// Handles come and go between settled readings without leaking: a
+/// keep-alive socket the load left, a timer a library re-arms, the
+/// inspector's own. A few of them either way is noise.
+const RESOURCE_NOISE: f64 = 4.0;
 
 /// Repeatability of one after-GC reading on a route that keeps nothing.
 /// heapUsed: about 0.1 MB here (METHOD.md's /churn reads 7.3 / 7.4 / 7.4).
@@ -52,6 +56,7 @@ pub fn noise_floor(series: &Series) -> f64 {
         Series::Memory(Metric::External | Metric::ArrayBuffers) => 0.05 * MB,
         Series::Memory(Metric::Rss) => 1.0 * MB,
         Series::Counter(_) => COUNTER_NOISE,
+        Series::Resource(_) => RESOURCE_NOISE,
     }
 }
 

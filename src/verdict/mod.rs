@@ -6,7 +6,9 @@ pub mod action;
 mod classify;
 mod findings;
 pub mod fit;
+pub mod handles;
 pub mod isolates;
 pub mod metric;
+pub mod projection;
 
 pub use classify::{Options, judge};

@@ -61,8 +61,13 @@ fn a_real_run_renders_html_markdown_and_schema_valid_json() {
     );
     assert_eq!(
         html.matches("<svg class=\"chart\"").count(),
-        8,
-        "four charts per route"
+        10,
+        "four memory charts and one of lag and GC pauses per route"
+    );
+    assert_eq!(
+        html.matches("lag (solid) and GC pause (dashed) per cycle (ms)")
+            .count(),
+        2
     );
     assert!(
         html.matches("class=\"fit\"").count() >= 2,

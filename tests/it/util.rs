@@ -123,6 +123,7 @@ impl Finished {
 /// `leakcheck run` against `http://127.0.0.1:PORT`, built one flag at a
 /// time: `--json -` and `-q` unless told otherwise, then `-- COMMAND`.
 pub struct RunArgs {
+    subcommand: &'static str,
     url: String,
     args: Vec<String>,
     env: Vec<(String, String)>,
@@ -137,12 +138,19 @@ impl RunArgs {
 
     pub fn with_url(url: &str) -> RunArgs {
         RunArgs {
+            subcommand: "run",
             url: url.to_string(),
             args: Vec::new(),
             env: Vec::new(),
             json: true,
             quiet: true,
         }
+    }
+
+    /// `leakcheck soak` with the same flags, instead of `run`.
+    pub fn soak(mut self) -> RunArgs {
+        self.subcommand = "soak";
+        self
     }
 
     pub fn routes(mut self, routes: &[&str]) -> RunArgs {
@@ -194,7 +202,7 @@ impl RunArgs {
     /// when `target` is empty: an attached run).
     pub fn command(self, target: &[String]) -> Command {
         let mut command = leakcheck();
-        command.args(["run", "--url", &self.url]);
+        command.args([self.subcommand, "--url", &self.url]);
         if self.quiet {
             command.arg("-q");
         }

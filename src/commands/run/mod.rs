@@ -18,7 +18,7 @@ use super::attach;
 use crate::cli::{Attach, RunProps};
 use crate::commands::signals::{exit_on_a_later_signal, stop_signal};
 
-use crate::cycle::{CyclePlan, run_route};
+use crate::cycle::{CyclePlan, SoakSchedule, run_route, run_soak};
 use crate::inspector::Inspector;
 use crate::model::{RouteResult, RunResult};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
@@ -203,13 +203,23 @@ async fn measure(
             ..RouteResult::default()
         });
         let into = result.routes.last_mut().expect("just pushed");
-        run_route(probe.as_mut(), plan, into, progress)
-            .await
-            .with_context(|| format!("route {route}"))?;
+        let measured = match &props.soak {
+            Some(soak) => {
+                let schedule = SoakSchedule {
+                    duration: soak.duration,
+                    every: soak.every,
+                    rate: soak.rate,
+                };
+                run_soak(probe.as_mut(), plan, schedule, into, progress).await
+            }
+            None => run_route(probe.as_mut(), plan, into, progress).await,
+        };
+        measured.with_context(|| format!("route {route}"))?;
         if wants_diagnosis(props, into, probe.as_ref()) {
             // A fresh process is discarded after its route, so its
             // snapshots touch no other series; a shared one waits for the end.
             if props.fresh || index + 1 == routes.len() {
+                let plan = &diagnosis_plan(plan, props, into);
                 diagnose_route(probe.as_mut(), plan, into, props, progress).await;
             } else {
                 deferred.push(index);
@@ -223,6 +233,18 @@ async fn measure(
         }
     }
     Ok(())
+}
+
+/// The plan of the diagnosis' extra cycle: the route's own, or for a soak
+/// one interval's worth of requests (at least a thousand) at full speed.
+fn diagnosis_plan(plan: &CyclePlan, props: &RunProps, route: &RouteResult) -> CyclePlan {
+    let mut plan = plan.clone();
+    if props.soak.is_some() {
+        let interval = route.cycles.iter().map(|c| c.requests).max().unwrap_or(0);
+        plan.load.stop = crate::load::Stop::Requests(interval.max(1000));
+        plan.load.rate = None;
+    }
+    plan
 }
 
 async fn launch(

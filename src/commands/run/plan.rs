@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::cli::RunProps;
+use crate::cli::{RunProps, SoakProps};
 use crate::cycle::{CyclePlan, LoadCommand};
 use crate::load::{LoadPlan, RequestSpec, Scenario, Stop};
-use crate::model::{Outcome, RunResult, SCHEMA_VERSION, Settings, TargetInfo, Unit};
+use crate::model::{Outcome, RunResult, SCHEMA_VERSION, Settings, SoakSettings, TargetInfo, Unit};
 use crate::net::HttpTarget;
 use crate::verdict::Options;
 
@@ -48,11 +48,13 @@ pub(super) fn cycle_plan(
             base_url: format!("http://{}", http.host),
             log_dir: std::env::temp_dir().join(format!("leakcheck-{}", std::process::id())),
         }),
+        loop_stats: props.loop_stats,
         verdict: Options {
             max_retained: props.max_retained,
             proc_only: false,
             fixed_request: scenario_free_and_fixed(props),
             unit,
+            soak: props.soak.is_some(),
         },
     }
 }
@@ -64,6 +66,11 @@ fn scenario_free_and_fixed(props: &RunProps) -> bool {
     props.request.scenario.is_none()
         && props.load_cmd.is_none()
         && props.request.fixed_headers_and_body
+}
+
+/// Settled readings a soak takes: one per interval, the last at the end.
+pub(super) fn soak_readings(soak: &SoakProps) -> u32 {
+    (soak.duration.as_secs_f64() / soak.every.as_secs_f64()).ceil() as u32
 }
 
 pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) -> RunResult {
@@ -81,8 +88,16 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
             url: crate::net::redacted(&props.url),
         },
         settings: Settings {
-            cycles: props.cycles,
-            requests_per_cycle: props.requests,
+            cycles: match &props.soak {
+                Some(soak) => soak_readings(soak),
+                None => props.cycles,
+            },
+            // A soak's intervals are measured in time, not in requests.
+            requests_per_cycle: if props.soak.is_some() {
+                0
+            } else {
+                props.requests
+            },
             connections: props.connections,
             routes: routes.to_vec(),
             method: props.request.method.clone(),
@@ -92,6 +107,11 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
             scenario: plan.load.scenario.as_ref().map(|s| s.source.clone()),
             load_cmd: props.load_cmd.clone(),
             abort: (props.request.abort > 0.0).then_some(props.request.abort),
+            soak: props.soak.as_ref().map(|soak| SoakSettings {
+                duration_s: soak.duration.as_secs_f64(),
+                every_s: soak.every.as_secs_f64(),
+                rate: soak.rate,
+            }),
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

@@ -1,0 +1,49 @@
+//! What the event loop and the garbage collector did during one cycle's
+//! load: read beside the load, not in the settled reading, since the
+//! forced collections that settle a reading would count as pauses.
+
+use serde::{Deserialize, Serialize};
+
+/// Event-loop delay (`perf_hooks.monitorEventLoopDelay`) and utilisation
+/// (`performance.eventLoopUtilization`) over a cycle's load.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EventLoopStats {
+    pub delay_p50_ms: f64,
+    pub delay_p99_ms: f64,
+    pub delay_max_ms: f64,
+    /// The share of the time the loop was busy, 0 to 1.
+    pub utilization: f64,
+}
+
+/// Garbage collections observed (`PerformanceObserver`, type `gc`) during
+/// a cycle's load.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GcStats {
+    pub count: u64,
+    /// Pause time of all of them, ms.
+    pub total_ms: f64,
+    /// The longest pause, ms.
+    pub max_ms: f64,
+    /// Collections of each kind (counts).
+    pub by_kind: GcByKind,
+}
+
+/// Counts of V8's kinds of collection (`perf_hooks.constants.NODE_PERFORMANCE_GC_*`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GcByKind {
+    /// Young generation (MINOR).
+    pub scavenge: u64,
+    /// Full collections of the old generation (MAJOR).
+    pub mark_compact: u64,
+    /// Incremental marking steps (INCREMENTAL).
+    pub incremental: u64,
+    /// Weak callbacks processed (WEAKCB).
+    pub weak_callbacks: u64,
+}
+
+/// Both, as one reading of the probe.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoopStats {
+    pub event_loop: EventLoopStats,
+    pub gc: GcStats,
+}

@@ -1,0 +1,42 @@
+//! A soak's schedule and what it projects: a constant load for a
+//! duration, a settled reading at an interval (each interval is one of the
+//! route's `cycles`, judged by the same rules), growth per hour and the
+//! time until the heap reaches its limit at that rate.
+
+use serde::{Deserialize, Serialize};
+
+use super::LoadReport;
+
+/// `leakcheck soak`'s flags, in the result's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakSettings {
+    pub duration_s: f64,
+    pub every_s: f64,
+    /// Requests per second (`-R`); absent: as fast as the connections go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+}
+
+/// What a soak of one route measured over time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SoakResult {
+    /// Seconds the load ran (less than asked when interrupted).
+    pub elapsed_s: f64,
+    /// Requests that ended during the soak.
+    pub requests: u64,
+    /// after-GC heapUsed growth per hour at the soak's pace: the fitted
+    /// bytes per request times the requests per hour.
+    pub growth_bytes_per_hour: f64,
+    /// `v8.getHeapStatistics().heap_size_limit` of the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_size_limit: Option<u64>,
+    /// Hours until heapUsed reaches the limit at this rate; absent when
+    /// the heap does not grow (or the limit is unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hours_to_limit: Option<f64>,
+    /// The projection in words: "at this rate heapUsed reaches the 4.0 GB
+    /// limit in about 9.5 h", or "no growth: …".
+    pub projection: String,
+    /// The whole soak's load: status counts, latency, throughput.
+    pub load: LoadReport,
+}
