@@ -152,7 +152,7 @@ pub async fn run_route(
             served,
             driver,
             event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
-            gc: loop_stats.map(|s| s.gc),
+            gc: loop_stats.and_then(|s| s.gc),
         };
         observer.cycle_done(&route, &result);
         into.cycles.push(result);

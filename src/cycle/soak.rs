@@ -169,7 +169,7 @@ async fn reading(
         load,
         driver: None,
         event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
-        gc: loop_stats.map(|s| s.gc),
+        gc: loop_stats.and_then(|s| s.gc),
     };
     *mark = Mark {
         completed,

@@ -117,25 +117,33 @@ impl Inspector {
 
     /// Evaluates an expression in the target and returns its value as JSON.
     pub async fn evaluate(&self, expression: &str) -> Result<Value, InspectorError> {
-        self.evaluate_with(expression, false).await
+        self.evaluate_with(expression, false, false).await
     }
 
     /// Like `evaluate`, with the console's command-line API in scope, which
     /// in Node includes `require` even when the target is an ES module.
     pub async fn evaluate_in_console(&self, expression: &str) -> Result<Value, InspectorError> {
-        self.evaluate_with(expression, true).await
+        self.evaluate_with(expression, true, false).await
+    }
+
+    /// Like `evaluate_in_console`, for an expression that returns a
+    /// promise: answers with what the promise resolves to.
+    pub async fn evaluate_promise(&self, expression: &str) -> Result<Value, InspectorError> {
+        self.evaluate_with(expression, true, true).await
     }
 
     async fn evaluate_with(
         &self,
         expression: &str,
         command_line_api: bool,
+        await_promise: bool,
     ) -> Result<Value, InspectorError> {
         let params = json!({
             "expression": expression,
             "returnByValue": true,
             "silent": true,
             "includeCommandLineAPI": command_line_api,
+            "awaitPromise": await_promise,
         });
         let result = self.call("Runtime.evaluate", params).await?;
         if let Some(details) = result.get("exceptionDetails") {

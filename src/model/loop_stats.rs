@@ -15,8 +15,8 @@ pub struct EventLoopStats {
     pub utilization: f64,
 }
 
-/// Garbage collections observed (`PerformanceObserver`, type `gc`) during
-/// a cycle's load.
+/// Collection pauses on the main thread during a cycle's load, from V8's
+/// trace events (`NodeTracing`, category `v8`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GcStats {
     pub count: u64,
@@ -28,22 +28,23 @@ pub struct GcStats {
     pub by_kind: GcByKind,
 }
 
-/// Counts of V8's kinds of collection (`perf_hooks.constants.NODE_PERFORMANCE_GC_*`).
+/// Pauses of each kind (counts), by V8's trace event names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GcByKind {
-    /// Young generation (MINOR).
+    /// Young generation (`V8.GCScavenger`).
     pub scavenge: u64,
-    /// Full collections of the old generation (MAJOR).
+    /// The old generation's final pause (`V8.GCFinalizeMC*`, `V8.GCCompactor`).
     pub mark_compact: u64,
-    /// Incremental marking steps (INCREMENTAL).
+    /// Incremental marking steps on the main thread (`V8.GCIncrementalMarking*`).
     pub incremental: u64,
-    /// Weak callbacks processed (WEAKCB).
+    /// Weak callbacks processed (events naming `Weak` or `Phantom`).
     pub weak_callbacks: u64,
 }
 
-/// Both, as one reading of the probe.
+/// Both, as one reading of the probe; no GC figures when the target
+/// could not trace itself.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LoopStats {
     pub event_loop: EventLoopStats,
-    pub gc: GcStats,
+    pub gc: Option<GcStats>,
 }

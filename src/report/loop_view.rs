@@ -5,7 +5,7 @@ use super::svg::{Series, Style, line_chart};
 use crate::model::{CycleResult, RouteResult};
 
 /// "cycle 2: event-loop delay p50 10.1, p99 12.3, max 41.0 ms; busy 93 %;
-/// 42 collections (38 scavenge, 2 mark-compact) 310 ms, longest 12.1 ms".
+/// 42 GC pauses (38 scavenge, 2 mark-compact, 2 incremental) 310 ms, longest 12.1 ms".
 pub fn cycle_line(cycle: &CycleResult) -> Option<String> {
     let lag = cycle.event_loop.as_ref()?;
     let mut text = format!(
@@ -18,8 +18,13 @@ pub fn cycle_line(cycle: &CycleResult) -> Option<String> {
     );
     if let Some(gc) = &cycle.gc {
         text.push_str(&format!(
-            "; {} collections ({} scavenge, {} mark-compact) {:.0} ms, longest {:.1} ms",
-            gc.count, gc.by_kind.scavenge, gc.by_kind.mark_compact, gc.total_ms, gc.max_ms
+            "; {} GC pauses ({} scavenge, {} mark-compact, {} incremental) {:.0} ms, longest {:.1} ms",
+            gc.count,
+            gc.by_kind.scavenge,
+            gc.by_kind.mark_compact,
+            gc.by_kind.incremental,
+            gc.total_ms,
+            gc.max_ms
         ));
     }
     Some(text)

@@ -182,7 +182,7 @@ impl Context<'_> {
             format!(" (p99 latency {:.1} ms in that cycle)", l.p99)
         });
         Some(format!(
-            "cycle {}: {} collections paused the target {:.0} ms in all ({:.0} % of its {:.1} s \
+            "cycle {}: {} GC pauses stopped the target {:.0} ms in all ({:.0} % of its {:.1} s \
              load), the longest {:.1} ms: requests queued behind them{p99}; a smaller live heap \
              or less garbage per request shortens them",
             worst.cycle,
