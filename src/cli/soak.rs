@@ -47,6 +47,12 @@ impl SoakArgs {
                  --scenario for a mix of requests"
             );
         }
+        if self.run.load_cmd.is_some() {
+            anyhow::bail!(
+                "a soak drives its own constant load (-d, -R); --load-cmd is for `run`, whose \
+                 cycles an external driver can send"
+            );
+        }
         let mut props = self.run.into_props()?;
         props.soak = Some(SoakProps {
             duration: self.duration,
