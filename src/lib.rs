@@ -12,6 +12,7 @@ pub mod limits;
 pub mod load;
 pub mod model;
 pub mod net;
+pub mod page;
 pub mod private_file;
 pub mod probe;
 pub mod process;
@@ -55,6 +56,7 @@ pub fn run() -> ExitCode {
         match cli.command {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
             Command::Soak(args) => commands::run::run(args.into_props()?).await,
+            Command::Page(args) => commands::run::page::run(args.into_props()?).await,
             Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),

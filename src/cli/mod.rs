@@ -7,6 +7,7 @@ mod attach;
 mod heap;
 mod load;
 mod output;
+mod page;
 mod run;
 mod soak;
 
@@ -14,6 +15,7 @@ pub use attach::*;
 pub use heap::*;
 pub use load::*;
 pub use output::*;
+pub use page::*;
 pub use run::*;
 pub use soak::*;
 
@@ -36,6 +38,9 @@ pub enum Command {
     /// Keep a constant load on a server for a duration, with a settled reading at an interval,
     /// and project when its heap reaches the limit.
     Soak(Box<SoakArgs>),
+    /// Open a page in headless Chromium, repeat user actions in cycles with forced collections,
+    /// and judge the growth of its heap, DOM nodes and listeners.
+    Page(Box<PageArgs>),
     /// Send an exact or timed HTTP/1.1 load and report throughput, latency and errors.
     Load(LoadArgs),
     /// Take one memory reading of a running target, optionally after a settled full collection.

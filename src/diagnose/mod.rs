@@ -23,7 +23,6 @@ use serde_json::json;
 
 use crate::inspector::snapshot::{ChunkReader, SnapshotTransferError, stream_snapshot_chunks};
 use crate::inspector::{Inspector, InspectorError};
-use crate::load::{LoadError, LoadPlan, LoadRun};
 use crate::model::Diagnosis;
 use crate::private_file::PrivateFile;
 use crate::probe::{Probe, ProbeError};
@@ -52,8 +51,8 @@ pub enum DiagnoseError {
     Parse(#[from] SnapshotParseError),
     #[error("the snapshot parser stopped")]
     Parser(#[from] tokio::task::JoinError),
-    #[error("the extra load cycle failed")]
-    Load(#[from] LoadError),
+    #[error("the extra cycle failed: {0}")]
+    Work(String),
     #[error("cannot write the snapshot file {}", path.display())]
     File {
         path: PathBuf,
@@ -62,10 +61,15 @@ pub enum DiagnoseError {
     },
 }
 
+/// One more cycle of the route's work (a load, a page's actions),
+/// answering how many units of work it did.
+pub type ExtraCycle<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, String>> + Send + 'a>>;
+
 /// What the diagnosis needs besides the probe.
 pub struct DiagnosePlan<'a> {
-    /// The load of one cycle of the route.
-    pub load: LoadPlan,
+    /// One more cycle of the route's work, run between the snapshots.
+    pub work: ExtraCycle<'a>,
     /// Write the two snapshots here too (`--snapshots DIR`).
     pub snapshots_dir: Option<&'a Path>,
     /// A name for the files: the route, made safe for a file name.
@@ -107,8 +111,8 @@ pub async fn diagnose(
             json!({ "samplingInterval": SAMPLING_INTERVAL }),
         )
         .await?;
-    say("one more load cycle under the sampling heap profiler");
-    let report = LoadRun::start(plan.load).finish().await?;
+    say("one more cycle under the sampling heap profiler");
+    let units = plan.work.await.map_err(DiagnoseError::Work)?;
     probe.settled_sample().await?;
     let profile = inspector
         .call("HeapProfiler.getSamplingProfile", json!({}))
@@ -136,7 +140,7 @@ pub async fn diagnose(
     let _ = source_line::name_holder_lines(inspector, &mut allocation_sites, &diff.holders).await;
     let mut diagnosis = Diagnosis {
         isolate: plan.isolate,
-        requests: report.requests,
+        requests: units,
         classes: diff
             .classes
             .into_iter()

@@ -108,8 +108,9 @@ pub enum Series {
     Resource(String),
 }
 
-/// Names of the automatic handle and listener series start with these.
-pub const RESOURCE_PREFIXES: [&str; 2] = ["active_resources.", "listeners."];
+/// Names of the automatic handle, listener and DOM series start with these
+/// (`dom.` for a page's DOM nodes, documents and JS event listeners).
+pub const RESOURCE_PREFIXES: [&str; 3] = ["active_resources.", "listeners.", "dom."];
 
 impl Series {
     pub const HEAP_USED: Series = Series::Memory(Metric::HeapUsed);

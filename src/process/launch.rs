@@ -255,6 +255,24 @@ impl Target {
         }
     }
 
+    /// The first DevTools URL the target announces (a browser's), waiting
+    /// up to `limit`.
+    pub async fn first_announced(&mut self, limit: Duration) -> Result<String, TargetError> {
+        let started = Instant::now();
+        loop {
+            if let Some(url) = self.inspector_urls.borrow().first().cloned() {
+                return Ok(url);
+            }
+            if started.elapsed() > limit || self.exit_status().is_some() {
+                return Err(TargetError::NoInspector {
+                    seconds: limit.as_secs(),
+                    tail: self.tail_text(),
+                });
+            }
+            let _ = tokio::time::timeout(READY_POLL * 5, self.inspector_urls.changed()).await;
+        }
+    }
+
     /// Every inspector URL the target's processes announced so far, and
     /// later ones as they come (a cluster forks its workers after start).
     pub fn announced_inspectors(&self) -> watch::Receiver<Vec<String>> {

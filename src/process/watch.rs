@@ -88,7 +88,12 @@ pub(super) async fn collect_output<R: AsyncRead + Unpin>(
             }
             continue;
         }
-        if let Some(url) = line.strip_prefix("Debugger listening on ") {
+        // Node says "Debugger listening on ws://…", Chromium "DevTools
+        // listening on ws://…" (`leakcheck page`).
+        let announced = line
+            .strip_prefix("Debugger listening on ")
+            .or_else(|| line.strip_prefix("DevTools listening on "));
+        if let Some(url) = announced {
             if let Some(sink) = &urls {
                 sink.send_modify(|all| all.push(url.trim().to_string()));
             }

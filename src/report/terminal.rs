@@ -34,9 +34,10 @@ impl Exporter for TerminalExporter {
         };
         writeln!(
             out,
-            "load:   {}{how}, {} connections{}",
+            "load:   {}{how}, {} connection{}{}",
             s.schedule(),
             s.connections,
+            if s.connections == 1 { "" } else { "s" },
             s.abort
                 .map_or(String::new(), |a| format!(", {:.0} % hung up", a * 100.0))
         )?;

@@ -12,10 +12,19 @@ use super::graph::{EdgeType, HeapGraph, NodeId, NodeType};
 const SHAPE_PROPERTIES: usize = 6;
 
 /// The class of a node.
+/// The snapshot's `detachedness` of a DOM node no longer attached to a
+/// document (0 unknown, 1 attached).
+const DETACHED: u8 = 2;
+
 pub fn class_key(graph: &HeapGraph, n: NodeId) -> String {
     match graph.node_type(n) {
         NodeType::Object | NodeType::Native => {
             let name = graph.name(n);
+            // Chromium marks DOM wrappers no longer in a document: DevTools'
+            // "Detached" classes, what a page leak usually keeps.
+            if graph.detachedness(n) == DETACHED {
+                return format!("Detached {name}");
+            }
             if name == "Object" {
                 object_shape(graph, n)
             } else {

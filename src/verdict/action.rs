@@ -5,8 +5,9 @@
 
 use crate::model::{Diagnosis, HolderKind, Owner};
 
-/// The action for a route whose diagnosis named at least one holder.
-pub fn after_diagnosis(diagnosis: &Diagnosis) -> Option<String> {
+/// The action for a route whose diagnosis named at least one holder;
+/// `unit` is what the work is counted in (`request`, `iteration`).
+pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
     let groups = diagnosis.holders_by_object();
     let holder = groups.first()?.first()?;
     let name = &holder.name;
@@ -18,24 +19,24 @@ pub fn after_diagnosis(diagnosis: &Diagnosis) -> Option<String> {
     let fix = match holder.kind {
         HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty => {
             format!(
-                "`{name}`{place} keeps what each request adds: bound it (an LRU or a TTL), or drop \
-                 the reference when the request ends"
+                "`{name}`{place} keeps what each {unit} adds: bound it (an LRU or a TTL), or drop \
+                 the reference when the {unit} ends"
             )
         }
         HolderKind::MapSetEntries => format!(
-            "`{name}`{place} gains entries per request that are never deleted: delete them when \
+            "`{name}`{place} gains entries per {unit} that are never deleted: delete them when \
              they are done, or bound the map (an LRU or a TTL)"
         ),
         HolderKind::EventListenerList => format!(
-            "listeners are added to `{name}`{place} per request and never removed: remove them \
-             (off/removeListener) when the request ends, or register one listener at start-up"
+            "listeners are added to `{name}`{place} per {unit} and never removed: remove them \
+             (off/removeListener) when the {unit} ends, or register one listener at start-up"
         ),
         HolderKind::TimerList => format!(
-            "timers started per request are still pending in `{name}`{place}: clear them \
-             (clearTimeout/clearInterval) when the request ends"
+            "timers started per {unit} are still pending in `{name}`{place}: clear them \
+             (clearTimeout/clearInterval) when the {unit} ends"
         ),
         HolderKind::Internal => format!(
-            "V8-internal object `{name}` keeps what each request adds: follow its retainer path \
+            "V8-internal object `{name}` keeps what each {unit} adds: follow its retainer path \
              ({}) to the code that reaches it",
             holder.path_text
         ),
@@ -63,7 +64,7 @@ pub fn after_diagnosis(diagnosis: &Diagnosis) -> Option<String> {
         .unwrap_or_default();
     let mut text = match &holder.owner {
         Some(owner @ Owner::Dependency { .. }) => format!(
-            "held inside the dependency {}: {fix}; if your code passes it per-request objects, \
+            "held inside the dependency {}: {fix}; if your code passes it per-{unit} objects, \
              stop or release them (its API may have a remove, a close or a size limit), or \
              update it",
             owner.describe()
@@ -122,7 +123,8 @@ mod tests {
 
     #[test]
     fn names_the_holder_and_the_line_that_stores_into_it() {
-        let text = after_diagnosis(&diagnosis(HolderKind::ClosureVariable, Some(12))).unwrap();
+        let text =
+            after_diagnosis(&diagnosis(HolderKind::ClosureVariable, Some(12)), "request").unwrap();
         assert!(
             text.starts_with("`keptRequests` in server.mjs keeps"),
             "{text}"
@@ -136,7 +138,8 @@ mod tests {
 
     #[test]
     fn listener_lists_ask_for_removal() {
-        let text = after_diagnosis(&diagnosis(HolderKind::EventListenerList, None)).unwrap();
+        let text =
+            after_diagnosis(&diagnosis(HolderKind::EventListenerList, None), "request").unwrap();
         assert!(text.starts_with("Listeners are added"), "{text}");
         assert!(!text.contains("stored at"), "{text}");
     }
@@ -145,6 +148,6 @@ mod tests {
     fn no_holder_keeps_the_methods_action() {
         let mut d = diagnosis(HolderKind::Internal, None);
         d.holders.clear();
-        assert_eq!(after_diagnosis(&d), None);
+        assert_eq!(after_diagnosis(&d, "request"), None);
     }
 }

@@ -231,11 +231,30 @@ impl Context<'_> {
             );
         }
         if let Some(dead) = self.cycles.iter().find(|c| c.did_no_work()) {
+            let why = dead
+                .load
+                .failure_reasons
+                .first()
+                .map_or(String::new(), |reason| {
+                    format!(" (first failure: {reason})")
+                });
+            if self.options.unit == Unit::Iteration && dead.non_2xx == 0 {
+                return self.choice(
+                    VerdictKind::Inconclusive,
+                    format!(
+                        "cycle {} completed no iteration ({} failed){why}: work that fails \
+                         retains nothing and proves nothing",
+                        dead.cycle, dead.errors
+                    ),
+                    "Fix the failing step (a selector, a capture, a status) so that iterations \
+                     complete, then run again.",
+                );
+            }
             return self.choice(
                 VerdictKind::Inconclusive,
                 format!(
-                    "cycle {} got no successful response ({} errors, {} non-2xx): a route that fails \
-                     retains nothing and proves nothing",
+                    "cycle {} got no successful response ({} errors, {} non-2xx){why}: a route \
+                     that fails retains nothing and proves nothing",
                     dead.cycle, dead.errors, dead.non_2xx
                 ),
                 "Fix the route or the URL so that it answers 2xx, then run again.",

@@ -49,6 +49,18 @@ pub fn describe(fit: &MetricFit, unit: &str) -> String {
             };
             (format!("`{kind}`"), fate)
         }
+        _ if name.starts_with("dom.") => {
+            let kind = &name["dom.".len()..];
+            let fate = match kind {
+                "JSEventListeners" => {
+                    "is added and never removed (removeEventListener, or an AbortSignal)"
+                }
+                _ => {
+                    "stays alive after the iteration (detached from the page but still referenced, or never removed)"
+                }
+            };
+            (format!("`{kind}`"), fate)
+        }
         _ => {
             let (target, event) = name
                 .trim_start_matches("listeners.")

@@ -12,6 +12,7 @@ mod handles;
 mod hostile;
 mod load;
 mod npm;
+mod page;
 mod parsers_never_panic;
 mod reports;
 mod run_demo;

@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 
 mod diagnosis;
 mod outcome;
+pub mod page;
 mod plan;
 mod ports;
 mod preflight;
@@ -45,7 +46,7 @@ pub enum RunEnd {
 
 pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     let http = resolve_http(&props.url, props.allow_remote)?;
-    let baseline = preflight::check_outputs(&props)?;
+    let baseline = preflight::check_outputs(&props.output, props.snapshots.as_deref())?;
     let scenario = preflight::load_scenario(&props, &http)?;
     let routes = match &scenario {
         // One series: the scenario's iterations, named after its file.

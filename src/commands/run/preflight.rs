@@ -11,8 +11,10 @@ use crate::model::RunResult;
 use crate::report::baseline::load_result;
 
 /// Checks the outputs and returns the parsed baseline, if one was given.
-pub(super) fn check_outputs(props: &RunProps) -> anyhow::Result<Option<RunResult>> {
-    let output = &props.output;
+pub(super) fn check_outputs(
+    output: &crate::cli::OutputProps,
+    snapshots: Option<&std::path::Path>,
+) -> anyhow::Result<Option<RunResult>> {
     let files = [
         ("--json", &output.json),
         ("--html", &output.html),
@@ -23,7 +25,7 @@ pub(super) fn check_outputs(props: &RunProps) -> anyhow::Result<Option<RunResult
             target.check_writable(flag)?;
         }
     }
-    if let Some(dir) = &props.snapshots {
+    if let Some(dir) = snapshots {
         crate::private_file::private_dir(dir)
             .with_context(|| format!("--snapshots {} cannot be used", dir.display()))?;
     }

@@ -1,0 +1,248 @@
+//! The user actions that make one iteration of `leakcheck page`: parsed
+//! from `--action` flags and performed through the DevTools protocol.
+//!
+//! Clicks and typing run as DOM calls in the page (`element.click()`, a
+//! value set with an `input` event), so they need no coordinates and work
+//! headless; keys go through `Input.dispatchKeyEvent`, as a user's would.
+//! A selector that matches nothing fails the iteration with the selector
+//! named: an action that silently does nothing would measure nothing.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::inspector::{Inspector, InspectorError};
+
+/// How long `wait-for`, `goto` and `back` wait before failing.
+const WAIT_LIMIT: Duration = Duration::from_secs(10);
+/// How often `wait-for` and page loads are polled.
+const POLL: Duration = Duration::from_millis(20);
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Click(String),
+    Type { selector: String, text: String },
+    Press(String),
+    Goto(String),
+    Back,
+    Wait(Duration),
+    WaitFor(String),
+    Eval(String),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ActionError {
+    #[error(
+        "--action {0:?} is not an action; use click SELECTOR, type SELECTOR TEXT, press KEY, \
+         goto URL, back, wait MS, wait-for SELECTOR or eval JS"
+    )]
+    Unknown(String),
+    #[error("--action {0:?} needs {1}")]
+    Missing(String, &'static str),
+    #[error("{action}: {message}")]
+    Failed { action: String, message: String },
+    #[error(transparent)]
+    Inspector(#[from] InspectorError),
+}
+
+impl Action {
+    /// `click #open`, `type input[name=q] hello`, `wait 200`.
+    pub fn parse(text: &str) -> Result<Action, ActionError> {
+        let text = text.trim();
+        let (verb, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        let rest = rest.trim();
+        let need = |what: &'static str| {
+            if rest.is_empty() {
+                Err(ActionError::Missing(text.to_string(), what))
+            } else {
+                Ok(rest.to_string())
+            }
+        };
+        Ok(match verb {
+            "click" => Action::Click(need("a selector")?),
+            "type" => {
+                let (selector, typed) = need("a selector and a text")?
+                    .split_once(char::is_whitespace)
+                    .map(|(s, t)| (s.to_string(), t.trim().to_string()))
+                    .ok_or(ActionError::Missing(
+                        text.to_string(),
+                        "a selector and a text",
+                    ))?;
+                Action::Type {
+                    selector,
+                    text: typed,
+                }
+            }
+            "press" => Action::Press(need("a key, such as Enter or Escape")?),
+            "goto" => Action::Goto(need("a URL")?),
+            "back" => Action::Back,
+            "wait" => {
+                let ms: u64 = need("milliseconds")?.parse().map_err(|_| {
+                    ActionError::Missing(text.to_string(), "a number of milliseconds")
+                })?;
+                Action::Wait(Duration::from_millis(ms))
+            }
+            "wait-for" => Action::WaitFor(need("a selector")?),
+            "eval" => Action::Eval(need("a JavaScript expression")?),
+            _ => return Err(ActionError::Unknown(text.to_string())),
+        })
+    }
+
+    /// The action as the user wrote it, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Action::Click(s) => format!("click {s}"),
+            Action::Type { selector, text } => format!("type {selector} {text}"),
+            Action::Press(k) => format!("press {k}"),
+            Action::Goto(u) => format!("goto {u}"),
+            Action::Back => "back".into(),
+            Action::Wait(d) => format!("wait {}", d.as_millis()),
+            Action::WaitFor(s) => format!("wait-for {s}"),
+            Action::Eval(js) => format!("eval {js}"),
+        }
+    }
+
+    /// Performs the action in the page behind `page`.
+    pub async fn perform(&self, page: &Inspector) -> Result<(), ActionError> {
+        let failed = |message: String| ActionError::Failed {
+            action: self.describe(),
+            message,
+        };
+        match self {
+            Action::Click(selector) => {
+                in_page(page, &element_call(selector, "e.click()"))
+                    .await
+                    .map_err(failed)?;
+            }
+            Action::Type { selector, text } => {
+                let body = format!(
+                    "e.focus(); e.value = {}; e.dispatchEvent(new Event('input', {{ bubbles: true }})); \
+                     e.dispatchEvent(new Event('change', {{ bubbles: true }}))",
+                    json!(text)
+                );
+                in_page(page, &element_call(selector, &body))
+                    .await
+                    .map_err(failed)?;
+            }
+            Action::Press(key) => {
+                for kind in ["keyDown", "keyUp"] {
+                    page.call(
+                        "Input.dispatchKeyEvent",
+                        json!({ "type": kind, "key": key, "code": key }),
+                    )
+                    .await?;
+                }
+            }
+            Action::Goto(url) => {
+                page.call("Page.navigate", json!({ "url": url })).await?;
+                wait_loaded(page).await.map_err(failed)?;
+            }
+            Action::Back => {
+                in_page(page, "history.back()").await.map_err(failed)?;
+                wait_loaded(page).await.map_err(failed)?;
+            }
+            Action::Wait(duration) => tokio::time::sleep(*duration).await,
+            Action::WaitFor(selector) => {
+                let started = Instant::now();
+                let probe = format!("document.querySelector({}) !== null", json!(selector));
+                while in_page(page, &probe).await.map_err(failed)? != Value::Bool(true) {
+                    if started.elapsed() > WAIT_LIMIT {
+                        return Err(failed(format!(
+                            "no element matched {selector:?} within {} s",
+                            WAIT_LIMIT.as_secs()
+                        )));
+                    }
+                    tokio::time::sleep(POLL).await;
+                }
+            }
+            Action::Eval(js) => {
+                in_page(page, js).await.map_err(failed)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `(() => { const e = document.querySelector(S); if (!e) throw …; BODY })()`.
+fn element_call(selector: &str, body: &str) -> String {
+    format!(
+        "(() => {{ const e = document.querySelector({sel}); \
+           if (!e) throw new Error('no element matches ' + {sel}); {body}; return true; }})()",
+        sel = json!(selector)
+    )
+}
+
+/// Evaluates in the page, awaiting a promise; a thrown error is the message.
+async fn in_page(page: &Inspector, expression: &str) -> Result<Value, String> {
+    match page.evaluate_promise(expression).await {
+        Ok(value) => Ok(value),
+        Err(InspectorError::Evaluation { message, .. }) => Err(message),
+        Err(other) => Err(other.to_string()),
+    }
+}
+
+/// Waits until the document has loaded again (after a navigation).
+pub async fn wait_loaded(page: &Inspector) -> Result<(), String> {
+    let started = Instant::now();
+    // A navigation replaces the document only after a moment; give it one
+    // poll before trusting `complete`.
+    tokio::time::sleep(POLL).await;
+    loop {
+        if in_page(page, "document.readyState").await? == "complete" {
+            return Ok(());
+        }
+        if started.elapsed() > WAIT_LIMIT {
+            return Err(format!(
+                "the page did not load within {} s",
+                WAIT_LIMIT.as_secs()
+            ));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_action_and_says_what_is_missing() {
+        assert_eq!(
+            Action::parse("click #open").unwrap(),
+            Action::Click("#open".into())
+        );
+        assert_eq!(
+            Action::parse("type input[name=q] hello world").unwrap(),
+            Action::Type {
+                selector: "input[name=q]".into(),
+                text: "hello world".into()
+            }
+        );
+        assert_eq!(
+            Action::parse("wait 200").unwrap(),
+            Action::Wait(Duration::from_millis(200))
+        );
+        assert_eq!(Action::parse("back").unwrap(), Action::Back);
+        assert_eq!(
+            Action::parse("eval window.x = 1").unwrap(),
+            Action::Eval("window.x = 1".into())
+        );
+        assert!(matches!(
+            Action::parse("click"),
+            Err(ActionError::Missing(..))
+        ));
+        assert!(matches!(
+            Action::parse("type #q"),
+            Err(ActionError::Missing(..))
+        ));
+        assert!(matches!(
+            Action::parse("wait soon"),
+            Err(ActionError::Missing(..))
+        ));
+        assert!(matches!(
+            Action::parse("hover #x"),
+            Err(ActionError::Unknown(_))
+        ));
+        assert!(element_call("#a'b", "e.click()").contains("\"#a'b\""));
+    }
+}

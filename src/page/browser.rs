@@ -1,0 +1,135 @@
+//! Headless Chromium for `leakcheck page`: found on the PATH (or given),
+//! started with its DevTools endpoint on loopback only and a throwaway
+//! profile, stopped by PID like any target, its profile removed.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::process::{LaunchSpec, Target};
+
+/// The names Chromium goes by on the PATH, in the order tried.
+const BROWSERS: [&str; 4] = [
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+];
+/// How long Chromium may take to announce its DevTools endpoint.
+const START_LIMIT: Duration = Duration::from_secs(30);
+/// How long the DevTools endpoint may take to answer.
+const ENDPOINT_LIMIT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum BrowserError {
+    #[error(
+        "no Chromium found on the PATH (tried {}); install Debian's `chromium` package or give \
+         --chrome PATH",
+        BROWSERS.join(", ")
+    )]
+    NotFound,
+    #[error("cannot create the browser's throwaway profile")]
+    Profile(#[source] std::io::Error),
+    #[error("Chromium did not start: {0}")]
+    Start(String),
+    #[error("the DevTools endpoint {0} is not understood: {1}")]
+    Endpoint(String, String),
+}
+
+/// The browser executable: `--chrome`, or the first of `BROWSERS` on the PATH.
+pub fn find(chrome: Option<&Path>) -> Result<PathBuf, BrowserError> {
+    if let Some(path) = chrome {
+        return Ok(path.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    BROWSERS
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+        .ok_or(BrowserError::NotFound)
+}
+
+/// A running Chromium and the profile it must not outlive.
+pub struct Browser {
+    pub target: Target,
+    /// Removed when the browser is dropped, after it was stopped.
+    pub profile: tempfile::TempDir,
+    /// `ws://127.0.0.1:PORT/devtools/browser/…`.
+    pub endpoint: String,
+}
+
+/// Starts Chromium headless on `about:blank`.
+pub async fn launch(executable: &Path, grace: Duration) -> Result<Browser, BrowserError> {
+    let profile = tempfile::Builder::new()
+        .prefix("leakcheck-chromium-")
+        .tempdir()
+        .map_err(BrowserError::Profile)?;
+    let mut command = vec![
+        executable.display().to_string(),
+        "--headless=new".into(),
+        "--remote-debugging-address=127.0.0.1".into(),
+        "--remote-debugging-port=0".into(),
+        format!("--user-data-dir={}", profile.path().display()),
+        "--no-first-run".into(),
+        "--no-default-browser-check".into(),
+        "--disable-extensions".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--mute-audio".into(),
+    ];
+    // Chromium's sandbox refuses to start as root (CI containers run as
+    // root); the page is the test's own, served on loopback.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        command.push("--no-sandbox".into());
+    }
+    command.push("about:blank".into());
+    let mut target = Target::launch(&LaunchSpec {
+        command,
+        grace,
+        faults: None,
+    })
+    .map_err(|e| BrowserError::Start(format!("{e:#}")))?;
+    let endpoint = target.first_announced(START_LIMIT).await.map_err(|_| {
+        BrowserError::Start(format!(
+            "no DevTools endpoint announced within {} s",
+            START_LIMIT.as_secs()
+        ))
+    })?;
+    Ok(Browser {
+        target,
+        profile,
+        endpoint,
+    })
+}
+
+/// The WebSocket URL of the first page target behind a browser endpoint
+/// (`ws://HOST:PORT/devtools/browser/…`), from its `/json/list`.
+pub async fn first_page(endpoint: &str) -> Result<String, BrowserError> {
+    let bad = |why: &str| BrowserError::Endpoint(endpoint.to_string(), why.to_string());
+    let host = endpoint
+        .strip_prefix("ws://")
+        .and_then(|rest| rest.split('/').next())
+        .ok_or_else(|| bad("not a ws:// URL"))?;
+    let addr: SocketAddr = host.parse().map_err(|_| bad("not HOST:PORT"))?;
+    if !addr.ip().is_loopback() {
+        return Err(bad(
+            "not on loopback; leakcheck drives a browser on this machine only",
+        ));
+    }
+    let (_, body) = crate::net::http_get(addr, "/json/list", ENDPOINT_LIMIT)
+        .await
+        .map_err(|e| bad(&e.to_string()))?;
+    let targets: Value = serde_json::from_str(&body).map_err(|e| bad(&e.to_string()))?;
+    targets
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("page"))
+        .find_map(|t| t.get("webSocketDebuggerUrl").and_then(Value::as_str))
+        .map(str::to_string)
+        .ok_or_else(|| bad("it lists no page"))
+}

@@ -1,0 +1,74 @@
+//! Reading a page's memory: the JS heap (`Runtime.getHeapUsage`) and the
+//! renderer's counts of DOM nodes, documents and JS event listeners
+//! (`Performance.getMetrics`), after forced collections
+//! (`HeapProfiler.collectGarbage`) as for a Node target. The counts are
+//! series like a server's handles (`dom.Nodes`, `dom.Documents`,
+//! `dom.JSEventListeners`): growth of either is a leak even when the heap
+//! is flat.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use crate::inspector::Inspector;
+use crate::model::{ProbeKind, Sample};
+use crate::probe::{Probe, ProbeError};
+
+/// The `Performance.getMetrics` names read, as series `dom.<name>`.
+const DOM_METRICS: [&str; 3] = ["Nodes", "Documents", "JSEventListeners"];
+
+pub struct PageProbe {
+    pub page: Inspector,
+}
+
+impl PageProbe {
+    /// Enables the domains the readings use.
+    pub async fn new(page: Inspector) -> Result<PageProbe, ProbeError> {
+        page.call("Performance.enable", json!({})).await?;
+        page.call("Page.enable", json!({})).await?;
+        Ok(PageProbe { page })
+    }
+}
+
+#[async_trait]
+impl Probe for PageProbe {
+    fn kind(&self) -> ProbeKind {
+        ProbeKind::Inspector
+    }
+
+    fn inspector(&self) -> Option<&Inspector> {
+        Some(&self.page)
+    }
+
+    async fn collect_garbage(&mut self) -> Result<(), ProbeError> {
+        self.page
+            .call("HeapProfiler.collectGarbage", json!({}))
+            .await?;
+        Ok(())
+    }
+
+    async fn sample(&mut self) -> Result<Sample, ProbeError> {
+        let heap = self.page.call("Runtime.getHeapUsage", json!({})).await?;
+        let figure = |k: &str| heap.get(k).and_then(Value::as_f64).unwrap_or(0.0) as u64;
+        let metrics = self.page.call("Performance.getMetrics", json!({})).await?;
+        let mut resources = std::collections::BTreeMap::new();
+        for metric in metrics
+            .get("metrics")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let name = metric.get("name").and_then(Value::as_str).unwrap_or("");
+            if DOM_METRICS.contains(&name)
+                && let Some(value) = metric.get("value").and_then(Value::as_f64)
+            {
+                resources.insert(format!("dom.{name}"), value);
+            }
+        }
+        Ok(Sample {
+            heap_used: figure("usedSize"),
+            heap_total: figure("totalSize"),
+            resources,
+            ..Sample::default()
+        })
+    }
+}

@@ -1,0 +1,201 @@
+//! `leakcheck page` on small pages served from the test: a page whose
+//! closed dialogs stay referenced and whose window listeners pile up, its
+//! fixed twin, and an action whose selector matches nothing. Skipped, with
+//! a message, only where no Chromium is installed (CI installs Debian's).
+
+use std::path::Path;
+
+use leakcheck::model::{Series, Trend};
+
+use crate::util::*;
+
+/// Serves tests/targets/pages on a free port.
+fn serve_pages() -> (Guard, u16) {
+    let port = free_port();
+    let server = Guard::spawn(
+        std::process::Command::new(node()).args([
+            repo_path("tests/targets/static-server.mjs")
+                .display()
+                .to_string(),
+            port.to_string(),
+            repo_path("tests/targets/pages").display().to_string(),
+        ]),
+    );
+    wait_listening(port);
+    (server, port)
+}
+
+fn chromium_installed() -> bool {
+    let found = leakcheck::page::browser::find(None).is_ok();
+    if !found {
+        eprintln!("skipped: no Chromium on the PATH (apt-get install chromium)");
+    }
+    found
+}
+
+fn page_run(page: &str, actions: &[&str], n: &str) -> Finished {
+    let (_server, port) = serve_pages();
+    let url = format!("http://127.0.0.1:{port}/{page}");
+    let mut args = vec!["page", &url, "-q", "--json", "-", "-n", n];
+    for action in actions {
+        args.extend(["--action", action]);
+    }
+    let finished = run_leakcheck(&args);
+    if let Ok(result) = serde_json::from_str::<RunResult>(&finished.stdout)
+        && let Some(pid) = result.target.pid
+    {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid),
+            "Chromium {pid} was left running"
+        );
+    }
+    finished
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
+}
+
+fn fit_of<'a>(route: &'a RouteResult, name: &str) -> &'a leakcheck::model::MetricFit {
+    let verdict = verdict_of(route);
+    verdict
+        .fits
+        .iter()
+        .find(|f| f.metric == Series::Resource(name.into()))
+        .unwrap_or_else(|| panic!("no fit of {name}: {:#?}", verdict.fits))
+}
+
+const OPEN_CLOSE: [&str; 2] = ["click #open", "click #close"];
+
+#[test]
+fn closed_dialogs_kept_and_window_listeners_piling_up_are_found_and_held() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run("leaky.html", &OPEN_CLOSE, "40");
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    validate(&finished.stdout);
+    let result = finished.result();
+    assert_eq!(result.settings.unit, leakcheck::model::Unit::Iteration);
+    let route = &result.routes[0];
+    let nodes = fit_of(route, "dom.Nodes");
+    assert_eq!(nodes.trend, Trend::Growing);
+    assert!(nodes.slope_bytes_per_request > 20.0, "{nodes:#?}");
+    let listeners = fit_of(route, "dom.JSEventListeners");
+    assert!(
+        (listeners.slope_bytes_per_request - 1.0).abs() < 0.1,
+        "{listeners:#?}"
+    );
+    let verdict = verdict_of(route);
+    assert!(verdict.leak);
+    assert!(
+        verdict.has_finding(FindingKind::HandleGrowth),
+        "{verdict:#?}"
+    );
+    let diagnosis = route.diagnosis.as_ref().expect("a diagnosis");
+    assert_eq!(
+        diagnosis.holders[0].name, "closedDialogs",
+        "{:#?}",
+        diagnosis.holders
+    );
+    assert!(
+        diagnosis
+            .classes
+            .iter()
+            .any(|c| c.class.starts_with("Detached ")),
+        "detached DOM nodes are named: {:#?}",
+        diagnosis.classes
+    );
+    // Allocation sites come from the sampling heap profiler: a few hundred
+    // KB of dialogs are sampled or not, so only their form is checked.
+    assert!(
+        diagnosis
+            .allocation_sites
+            .iter()
+            .all(|s| s.url.starts_with("http://127.0.0.1:"))
+    );
+}
+
+#[test]
+fn the_fixed_twin_keeps_nothing() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run("fixed.html", &OPEN_CLOSE, "40");
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let result = finished.result();
+    let verdict = verdict_of(&result.routes[0]);
+    assert!(!verdict.leak, "{verdict:#?}");
+    assert!(!verdict.has_finding(FindingKind::HandleGrowth));
+    assert!(result.routes[0].diagnosis.is_none());
+}
+
+#[test]
+fn a_selector_that_matches_nothing_fails_the_iteration_by_name() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run("fixed.html", &["click #nowhere"], "3");
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let result = finished.result();
+    let verdict = verdict_of(&result.routes[0]);
+    assert_eq!(verdict.kind, VerdictKind::Inconclusive);
+    assert!(verdict.summary.contains("#nowhere"), "{}", verdict.summary);
+}
+
+#[test]
+fn a_misspelt_action_is_refused_before_the_browser_starts() {
+    let finished = run_leakcheck(&["page", "http://127.0.0.1:9/", "--action", "hover #x"]);
+    assert_eq!(finished.code, 2);
+    assert!(
+        finished.stderr.contains("is not an action"),
+        "{}",
+        finished.stderr
+    );
+}
+
+#[test]
+fn ctrl_c_stops_chromium_by_pid_removes_its_profile_and_reports() {
+    if !chromium_installed() {
+        return;
+    }
+    let (_server, port) = serve_pages();
+    let url = format!("http://127.0.0.1:{port}/leaky.html");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("page.json").display().to_string();
+    let mut command = leakcheck();
+    command
+        .args([
+            "page",
+            &url,
+            "--action",
+            "click #open",
+            "--action",
+            "click #close",
+        ])
+        .args(["--action", "wait 20", "-n", "100000", "--json", &json])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut guard = Guard::spawn(&mut command);
+    wait_for_stderr(&mut guard, "sending load");
+    // SAFETY: signalling the leakcheck process this test started, by PID.
+    unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
+    let status = guard.wait_within(std::time::Duration::from_secs(20));
+    assert_eq!(status.code(), Some(2));
+    let result: RunResult = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result.outcome.status, OutcomeStatus::Interrupted);
+    assert!(result.routes[0].baseline.is_some(), "the baseline is kept");
+    let pid = result.target.pid.expect("Chromium's pid");
+    assert!(!Path::new(&format!("/proc/{pid}")).exists() || is_zombie(pid));
+    let profile = result
+        .target
+        .command
+        .iter()
+        .find_map(|a| a.strip_prefix("--user-data-dir="))
+        .expect("the profile flag");
+    assert!(
+        !Path::new(profile).exists(),
+        "the profile {profile} was left behind"
+    );
+}

@@ -1,0 +1,20 @@
+// Serves the files of a directory on loopback, for the page tests.
+//   node tests/targets/static-server.mjs PORT DIR
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { join, normalize } from 'node:path';
+
+const port = Number(process.argv[2]);
+const root = process.argv[3];
+
+createServer(async (req, res) => {
+  const path = normalize(new URL(req.url, 'http://x').pathname).replace(/^(\.\.[/\\])+/, '');
+  try {
+    const body = await readFile(join(root, path === '/' ? 'index.html' : path));
+    const type = path.endsWith('.js') ? 'text/javascript' : 'text/html; charset=utf-8';
+    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
+    res.end(body);
+  } catch {
+    res.writeHead(404).end('not found');
+  }
+}).listen(port, '127.0.0.1');
