@@ -12,6 +12,7 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -81,12 +82,41 @@ impl Parts {
                 }
             });
         }
-        Parts {
+        let mut parts = Parts {
             workers,
             children: Vec::new(),
             child_source: children,
             seen_urls: HashSet::new(),
+        };
+        parts.settle_children().await;
+        parts
+    }
+
+    /// Waits until the announcements stop coming, so every child that
+    /// starts with the server is in the baseline: a cluster's port is
+    /// ready when its first worker listens, and the second announces its
+    /// inspector a moment later (seen here: a worker missing from the
+    /// baseline, so never judged). Costs `CHILDREN_QUIET` on a server
+    /// without children.
+    async fn settle_children(&mut self) {
+        const CHILDREN_QUIET: Duration = Duration::from_millis(300);
+        const CHILDREN_LIMIT: Duration = Duration::from_secs(3);
+        const POLL: Duration = Duration::from_millis(50);
+        let Some(source) = &self.child_source else {
+            return;
+        };
+        let started = Instant::now();
+        let mut quiet_since = Instant::now();
+        let mut seen = source.announced.borrow().len();
+        while quiet_since.elapsed() < CHILDREN_QUIET && started.elapsed() < CHILDREN_LIMIT {
+            tokio::time::sleep(POLL).await;
+            let now = source.announced.borrow().len();
+            if now != seen {
+                seen = now;
+                quiet_since = Instant::now();
+            }
         }
+        self.refresh().await;
     }
 
     /// Connects to children announced since the last call.

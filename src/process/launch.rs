@@ -239,28 +239,28 @@ impl Target {
         addr: SocketAddr,
         limit: Duration,
     ) -> Result<String, TargetError> {
-        let started = Instant::now();
-        loop {
-            let urls = self.inspector_urls.borrow().clone();
-            if let Some(url) = pick_inspector(&urls, addr.port()) {
-                return Ok(url);
-            }
-            if started.elapsed() > limit || self.exit_status().is_some() {
-                return Err(TargetError::NoInspector {
-                    seconds: limit.as_secs(),
-                    tail: self.tail_text(),
-                });
-            }
-            let _ = tokio::time::timeout(READY_POLL * 5, self.inspector_urls.changed()).await;
-        }
+        self.wait_announced(limit, |urls| pick_inspector(urls, addr.port()))
+            .await
     }
 
     /// The first DevTools URL the target announces (a browser's), waiting
     /// up to `limit`.
     pub async fn first_announced(&mut self, limit: Duration) -> Result<String, TargetError> {
+        self.wait_announced(limit, |urls| urls.first().cloned())
+            .await
+    }
+
+    /// Waits until `pick` chooses one of the announced URLs, the target
+    /// exits, or `limit` passes.
+    async fn wait_announced(
+        &mut self,
+        limit: Duration,
+        pick: impl Fn(&[String]) -> Option<String>,
+    ) -> Result<String, TargetError> {
         let started = Instant::now();
         loop {
-            if let Some(url) = self.inspector_urls.borrow().first().cloned() {
+            let urls = self.inspector_urls.borrow().clone();
+            if let Some(url) = pick(&urls) {
                 return Ok(url);
             }
             if started.elapsed() > limit || self.exit_status().is_some() {
