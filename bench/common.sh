@@ -1,7 +1,9 @@
 # Shared by the bench scripts (source it after setting `here`): a free
 # loopback port, waiting for a listener, the median of numbers on stdin,
 # and `bench_start`: a scratch directory `$work`, the processes in `pids`
-# stopped at exit, and the release build in `$leakcheck`.
+# stopped at exit, and the release build in `$leakcheck`; `start_nginx
+# PORT SERVER_BODY`: nginx with one worker in `$work/nginx`, serving the
+# `server { … }` body given, waited for.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do sleep 0.05; done; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -12,4 +14,23 @@ bench_start() {
   trap cleanup EXIT
   (cd "$here/.." && cargo build --release -q)
   leakcheck="$here/../target/release/leakcheck"
+}
+start_nginx() {
+  local port=$1 server=$2
+  mkdir -p "$work/nginx/html" "$work/nginx/logs"
+  cat >"$work/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+error_log $work/nginx/logs/error.log;
+pid $work/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  default_type application/json;
+  server { listen 127.0.0.1:$port; $server }
+}
+CONF
+  nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!)
+  wait_port "$port"
 }

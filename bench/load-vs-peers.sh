@@ -22,21 +22,8 @@ bench_start
 
 # nginx, one worker, in its own prefix.
 nginx_port=$(free_port)
-mkdir -p "$work/nginx/html" "$work/nginx/logs"
+start_nginx "$nginx_port" "root $work/nginx/html;"
 echo '{"ok":true,"rows":500}' >"$work/nginx/html/index.json"
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-error_log $work/nginx/logs/error.log;
-pid $work/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  server { listen 127.0.0.1:$nginx_port; root $work/nginx/html; }
-}
-CONF
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!)
 node_port=$(free_port)
 node "$here/../examples/demo-server.mjs" "$node_port" >/dev/null & pids+=($!)
 wait_port "$nginx_port"; wait_port "$node_port"

@@ -18,26 +18,8 @@ command -v nginx >/dev/null || { echo "apt-get install nginx-light" >&2; exit 2;
 bench_start
 
 port=$(free_port)
-mkdir -p "$work/nginx/logs"
-cat >"$work/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-error_log $work/nginx/logs/error.log;
-pid $work/nginx/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  default_type application/json;
-  server {
-    listen 127.0.0.1:$port;
-    location /login { add_header Set-Cookie "sid=s1; Path=/"; return 200 '{"access":{"token":"t1"}}'; }
-    location / { return 200 '{"ok":true}'; }
-  }
-}
-CONF
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!)
-wait_port "$port"
+start_nginx "$port" "location /login { add_header Set-Cookie \"sid=s1; Path=/\"; return 200 '{\"access\":{\"token\":\"t1\"}}'; }
+    location / { return 200 '{\"ok\":true}'; }"
 cat >"$work/login.json" <<'JSON'
 { "steps": [
   { "method": "POST", "path": "/login", "body": { "user": "u{n}" }, "capture": { "token": "json:access.token" } },
