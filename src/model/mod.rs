@@ -91,6 +91,16 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// What runs the JavaScript: `Node`, or for `leakcheck page` `browser`
+    /// (whose version `target.node_version` then holds).
+    pub fn runtime(&self) -> &'static str {
+        if self.method == "page" {
+            "browser"
+        } else {
+            "Node"
+        }
+    }
+
     /// "3 cycles × 20000 requests", or for a soak "a 20 s soak at 1000
     /// requests/s, a settled reading every 5 s".
     pub fn schedule(&self) -> String {

@@ -56,8 +56,9 @@ impl Exporter for HtmlExporter {
         };
         let _ = writeln!(
             out,
-            "<p class=\"meta\">Target <code>{}</code>, Node {}, memory read through the {} probe. Load: {} on {} connections. Run {}.</p>",
+            "<p class=\"meta\">Target <code>{}</code>, {} {}, memory read through the {} probe. Load: {} on {} connections. Run {}.</p>",
             esc(&target),
+            result.settings.runtime(),
             esc(result.target.node_version.as_deref().unwrap_or("?")),
             esc(result.target.probe.map_or("no", |p| p.name())),
             esc(&result.settings.schedule()),

@@ -23,10 +23,11 @@ impl Exporter for MarkdownExporter {
         let _ = writeln!(out, "### leakcheck: {}\n", result.headline());
         let _ = writeln!(
             out,
-            "{}, {} connections, {} probe, Node {}. Run {}.\n",
+            "{}, {} connections, {} probe, {} {}. Run {}.\n",
             result.settings.schedule(),
             result.settings.connections,
             result.target.probe.map_or("no", |p| p.name()),
+            result.settings.runtime(),
             result.target.node_version.as_deref().unwrap_or("?"),
             result.outcome.status
         );

@@ -17,13 +17,14 @@ impl Exporter for TerminalExporter {
         let s = &result.settings;
         writeln!(
             out,
-            "target: {} (pid {}, node {}, probe {})",
+            "target: {} (pid {}, {} {}, probe {})",
             if result.target.command.is_empty() {
                 result.target.url.clone()
             } else {
                 result.target.command.join(" ")
             },
             result.target.pid.map_or("?".into(), |p| p.to_string()),
+            result.settings.runtime().to_lowercase(),
             result.target.node_version.as_deref().unwrap_or("?"),
             result.target.probe.map_or("none", |p| p.name())
         )?;
