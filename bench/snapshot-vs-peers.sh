@@ -3,13 +3,21 @@
 #   - a seed-sized pair (about 9 and 60 MB, one process): `leakcheck diff`
 #     against bench/seedlike-snapdiff.mjs (whole-file JSON.parse, tally,
 #     retainer walk) and the seed's own snapdiff.mjs; medians of RUNS;
-#   - a ~520 MB snapshot: `leakcheck inspect` (parse + dominators + retained
-#     sizes) against memlab's loader (parse + dominators + retained sizes);
+#   - a ~440 MB snapshot: `leakcheck inspect` (parse + dominators + retained
+#     sizes) on every core and on one (`-j 1`, the one-thread scanner), against
+#     `heap-snapshot summary` from dinfuehr/heap-snapshot (built from its
+#     source with `cargo build --release`; give its binary as HEAP_SNAPSHOT,
+#     skipped without), medians of RUNS; then a ~520 MB one against memlab's
+#     loader (parse + dominators + retained sizes), one run;
 #   - a ~1.2 GB snapshot, past Node's JSON.parse limit: `leakcheck inspect`
 #     and `leakcheck diff` from the 520 MB one; the seed-like script's failure.
 # Wall time and peak RSS from /usr/bin/time. Snapshots come from
 # bench/make-snapshot.mjs (cached in DIR).
-# usage: bench/snapshot-vs-peers.sh [RUNS] [DIR]   (needs `npm i` in bench/ for memlab)
+# LEAKCHECK_BEFORE, a leakcheck binary of an earlier commit, is measured
+# beside it on the ~440 MB file.
+# usage: [HEAP_SNAPSHOT=path/to/heap-snapshot] [LEAKCHECK_BEFORE=path] [SKIP_HUGE=1]
+#        bench/snapshot-vs-peers.sh [RUNS] [DIR]
+#        (needs `npm i` in bench/ for memlab)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-3}
@@ -21,7 +29,11 @@ leakcheck="$here/../target/release/leakcheck"
 if [ ! -f "$dir/pair-60.heapsnapshot" ]; then
   node --max-old-space-size=20000 "$here/make-snapshot.mjs" "$dir/pair-9.heapsnapshot" 9 "$dir/pair-60.heapsnapshot" 60
 fi
-if [ ! -f "$dir/huge-1100.heapsnapshot" ]; then
+if [ ! -f "$dir/big-440.heapsnapshot" ]; then
+  # 442 asked, about 460 MB (439 MB binary) written: the generator's estimate is rough.
+  node --max-old-space-size=20000 "$here/make-snapshot.mjs" "$dir/big-440.heapsnapshot" 442
+fi
+if [ -z "${SKIP_HUGE:-}" ] && [ ! -f "$dir/huge-1100.heapsnapshot" ]; then
   node --max-old-space-size=20000 "$here/make-snapshot.mjs" "$dir/big-500.heapsnapshot" 500 "$dir/huge-1100.heapsnapshot" 1100
 fi
 . "$here/common.sh"
@@ -49,6 +61,24 @@ done
 report lc_pair "leakcheck diff"
 report seedlike_pair "seed-like script (JSON.parse)"
 report seed_pair "the seed's snapdiff.mjs"
+
+echo "big: $(size_mb "$dir/big-440.heapsnapshot") MB, median of $runs"
+for _ in $(seq "$runs"); do
+  measure lc_440 "$leakcheck" inspect "$dir/big-440.heapsnapshot"
+  measure lc_440_one "$leakcheck" inspect -j 1 "$dir/big-440.heapsnapshot"
+  if [ -n "${HEAP_SNAPSHOT:-}" ]; then
+    measure hs_440 "$HEAP_SNAPSHOT" summary "$dir/big-440.heapsnapshot"
+  fi
+  if [ -n "${LEAKCHECK_BEFORE:-}" ]; then
+    measure before_440 "$LEAKCHECK_BEFORE" inspect "$dir/big-440.heapsnapshot"
+  fi
+done
+grep -h "parsed in" "$dir/lc_440.err" | sed 's/^/    /'
+report lc_440 "leakcheck inspect ($(nproc) threads)"
+report lc_440_one "leakcheck inspect -j 1"
+if [ -n "${HEAP_SNAPSHOT:-}" ]; then report hs_440 "heap-snapshot summary"; fi
+if [ -n "${LEAKCHECK_BEFORE:-}" ]; then report before_440 "LEAKCHECK_BEFORE inspect"; fi
+if [ -n "${SKIP_HUGE:-}" ]; then exit 0; fi
 
 echo "big: $(size_mb "$dir/big-500.heapsnapshot") MB, one run each"
 measure lc_big "$leakcheck" inspect "$dir/big-500.heapsnapshot"

@@ -13,6 +13,10 @@ pub struct InspectArgs {
     /// Write the report as JSON to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
     pub json: Option<OutputTarget>,
+    /// Threads that parse the snapshot's node and edge arrays [default:
+    /// the machine's cores]; the result is the same with any number.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 #[derive(Debug, Args)]
@@ -27,4 +31,8 @@ pub struct DiffArgs {
     /// Write the report as JSON to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
     pub json: Option<OutputTarget>,
+    /// Threads that parse the snapshot's node and edge arrays [default:
+    /// the machine's cores]; the result is the same with any number.
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }

@@ -53,7 +53,18 @@ impl SoakArgs {
                  cycles an external driver can send"
             );
         }
+        if self.run.cycles == Some(super::run::Cycles::Auto)
+            || self.run.max_requests.is_some()
+            || self.run.resolution.is_some()
+        {
+            anyhow::bail!(
+                "a soak's schedule is -d and --every: --cycles auto, --max-requests and \
+                 --resolution are for `run`"
+            );
+        }
         let mut props = self.run.into_props()?;
+        // The duration and the interval make a soak's schedule.
+        props.sequential = None;
         props.soak = Some(SoakProps {
             duration: self.duration,
             every: self.every,

@@ -7,16 +7,20 @@ use std::time::Instant;
 use crate::cli::{DiffArgs, InspectArgs};
 use crate::report::{emit_summary, pretty_json};
 use crate::snapshot::{
-    Analysis, BeforeSummary, DiffReport, HeapGraph, InspectReport, diff_graph, inspect_report,
-    parse_sized, summarise_before,
+    Analysis, BeforeSummary, DiffReport, HeapGraph, InspectReport, ParseOptions, diff_graph,
+    inspect_report, parse_with, summarise_before,
 };
 use crate::units::mb;
 
-fn parse_file(path: &std::path::Path) -> anyhow::Result<HeapGraph> {
+fn parse_file(path: &std::path::Path, threads: Option<u16>) -> anyhow::Result<HeapGraph> {
     let file = std::fs::File::open(path)
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
     let size = file.metadata().ok().map(|m| m.len()).filter(|len| *len > 0);
-    parse_sized(file, size).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    let mut options = ParseOptions::default();
+    if let Some(threads) = threads {
+        options.threads = usize::from(threads);
+    }
+    parse_with(file, size, options).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// One line on stderr with the engine's phase times, as BENCHMARKS.md quotes them.
@@ -33,9 +37,9 @@ fn report_phases(path: &std::path::Path, graph: &HeapGraph, parsed: f64, total: 
     );
 }
 
-fn load(path: &std::path::Path) -> anyhow::Result<Analysis> {
+fn load(path: &std::path::Path, threads: Option<u16>) -> anyhow::Result<Analysis> {
     let started = Instant::now();
-    let graph = parse_file(path)?;
+    let graph = parse_file(path, threads)?;
     let parsed = started.elapsed().as_secs_f64();
     let analysis = Analysis::new(graph);
     let total = started.elapsed().as_secs_f64();
@@ -44,7 +48,7 @@ fn load(path: &std::path::Path) -> anyhow::Result<Analysis> {
 }
 
 pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
-    let analysis = load(&args.snapshot)?;
+    let analysis = load(&args.snapshot, args.threads)?;
     let report = inspect_report(&analysis, args.top);
     emit_summary(&inspect_text(&report), args.json.as_ref(), || {
         pretty_json(&report)
@@ -56,9 +60,9 @@ pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
 /// and freed first, so peak memory stays near that of the larger file.
 const PARALLEL_DIFF_BYTES: u64 = 512 * 1024 * 1024;
 
-fn summarise_file(path: &std::path::Path) -> anyhow::Result<BeforeSummary> {
+fn summarise_file(path: &std::path::Path, threads: Option<u16>) -> anyhow::Result<BeforeSummary> {
     let started = Instant::now();
-    let graph = parse_file(path)?;
+    let graph = parse_file(path, threads)?;
     let summary = summarise_before(&graph);
     eprintln!(
         "{}: {} nodes, {:.1} MB read and summarised in {:.2} s",
@@ -82,17 +86,17 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let mut started = Instant::now();
     let (before, graph) = if size(&args.before) + size(&args.after) < PARALLEL_DIFF_BYTES {
         std::thread::scope(|scope| {
-            let earlier = scope.spawn(|| summarise_file(&args.before));
-            let later = parse_file(&args.after);
+            let earlier = scope.spawn(|| summarise_file(&args.before, args.threads));
+            let later = parse_file(&args.after, args.threads);
             let earlier = earlier
                 .join()
                 .map_err(|_| anyhow::anyhow!("reading {} failed", args.before.display()))?;
             Ok::<_, anyhow::Error>((earlier?, later?))
         })?
     } else {
-        let before = summarise_file(&args.before)?;
+        let before = summarise_file(&args.before, args.threads)?;
         started = Instant::now();
-        (before, parse_file(&args.after)?)
+        (before, parse_file(&args.after, args.threads)?)
     };
     let parsed = started.elapsed().as_secs_f64();
     let (after, report) = diff_graph(&before, graph, args.top);

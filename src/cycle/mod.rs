@@ -59,6 +59,9 @@ pub struct CyclePlan {
     pub load_cmd: Option<LoadCommand>,
     /// Observe event-loop delay and collections during each load.
     pub loop_stats: bool,
+    /// `--cycles auto`: stop as soon as the verdict is decided; `cycles`
+    /// is then the budget.
+    pub sequential: Option<crate::verdict::sequential::SequentialPlan>,
 }
 
 /// Hears what the runner is doing, to show progress. Kept apart from any
@@ -161,7 +164,13 @@ pub async fn run_route(
             fixed_request: plan.verdict.fixed_request && fixed_route,
             ..plan.verdict
         };
-        refresh_verdict(into, options);
+        let decided = match plan.sequential {
+            Some(sequential) => refresh_sequential(into, options, sequential),
+            None => {
+                refresh_verdict(into, options);
+                false
+            }
+        };
         let last = into.cycles.last().expect("pushed above");
         if last.load.stalled {
             return Err(CycleError::Stalled {
@@ -175,6 +184,9 @@ pub async fn run_route(
                 status: driver.exit.to_string(),
                 log: driver.log.clone(),
             });
+        }
+        if decided {
+            break;
         }
     }
     if plan.loop_stats {
@@ -212,6 +224,28 @@ pub fn refresh_verdict(route: &mut RouteResult, options: crate::verdict::Options
         route.verdict = Some(verdict);
         route.retained_bytes_per_request = Some(retained);
     }
+}
+
+/// `--cycles auto`'s look after a cycle: the route's verdict so far (an
+/// undecided route reads `inconclusive`) and whether it is decided.
+fn refresh_sequential(
+    route: &mut RouteResult,
+    options: crate::verdict::Options,
+    plan: crate::verdict::sequential::SequentialPlan,
+) -> bool {
+    let Some(baseline) = &route.baseline else {
+        return false;
+    };
+    let Some(look) = crate::verdict::sequential::look(baseline, &route.cycles, options, plan)
+    else {
+        return false;
+    };
+    let decided = look.stops();
+    route.verdict = Some(look.verdict);
+    route.retained_bytes_per_request = Some(look.retained);
+    route.isolates = look.isolates;
+    route.sequential = Some(look.state);
+    decided
 }
 
 async fn drive_load(

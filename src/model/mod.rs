@@ -12,6 +12,7 @@ mod load;
 mod loop_stats;
 mod outcome;
 mod sample;
+mod sequential;
 mod soak;
 mod verdict;
 
@@ -25,6 +26,7 @@ pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
 pub use sample::{Metric, RESOURCE_PREFIXES, Sample, Series};
+pub use sequential::{SequentialResult, SequentialSettings, SequentialStop};
 pub use soak::{SoakResult, SoakSettings};
 pub use verdict::{
     Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Trend, Verdict, VerdictKind,
@@ -88,6 +90,10 @@ pub struct Settings {
     /// The schedule of `leakcheck soak` (absent for `run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<SoakSettings>,
+    /// `--cycles auto`: small cycles until the verdict is decided (absent
+    /// for a fixed number of cycles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialSettings>,
 }
 
 impl Settings {
@@ -114,12 +120,22 @@ impl Settings {
                 )),
                 soak.every_s
             ),
-            None => format!(
-                "{} cycles × {} {}s",
-                self.cycles,
-                self.requests_per_cycle,
-                self.unit.name()
-            ),
+            None => match &self.sequential {
+                Some(seq) => format!(
+                    "cycles of {} {unit}s until decided (at most {} {unit}s; resolution {:.1} B \
+                     per {unit})",
+                    seq.cycle_requests,
+                    seq.max_requests,
+                    seq.resolution_bytes_per_request,
+                    unit = self.unit.name()
+                ),
+                None => format!(
+                    "{} cycles × {} {}s",
+                    self.cycles,
+                    self.requests_per_cycle,
+                    self.unit.name()
+                ),
+            },
         }
     }
 }
@@ -147,6 +163,9 @@ pub struct RouteResult {
     /// Growth over time and the projection to the heap limit (`soak`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<SoakResult>,
+    /// How `--cycles auto` decided this route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<SequentialResult>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -180,6 +180,9 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
     if let Some(line) = super::loop_view::soak_line(route) {
         let _ = writeln!(out, "<p class=\"action\"><b>Soak:</b> {}</p>", esc(&line));
     }
+    if let Some(line) = super::schedule_view::decided_line(route, unit) {
+        let _ = writeln!(out, "<p class=\"action\"><b>Cycles:</b> {}</p>", esc(&line));
+    }
     let isolates = super::diagnosis_view::isolate_lines(route, unit);
     if !isolates.is_empty() {
         out.push_str(

@@ -79,6 +79,10 @@ impl Exporter for MarkdownExporter {
             if let Some(line) = super::loop_view::soak_line(route) {
                 let _ = writeln!(out, "  - {line}");
             }
+            let unit = result.settings.unit.name();
+            if let Some(line) = super::schedule_view::decided_line(route, unit) {
+                let _ = writeln!(out, "  - {line}");
+            }
             for line in super::diagnosis_view::isolate_lines(route, result.settings.unit.name()) {
                 let _ = writeln!(out, "  - isolate {}", cell(&line));
             }

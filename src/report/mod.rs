@@ -10,6 +10,7 @@ mod loop_view;
 mod markdown;
 pub mod output;
 pub mod progress;
+mod schedule_view;
 mod svg;
 mod terminal;
 

@@ -137,6 +137,9 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
     if let Some(line) = super::loop_view::soak_line(route) {
         writeln!(out, "{line}")?;
     }
+    if let Some(line) = super::schedule_view::decided_line(route, unit.name()) {
+        writeln!(out, "{line}")?;
+    }
     for line in super::diagnosis_view::isolate_lines(route, unit.name()) {
         writeln!(out, "isolate {line}")?;
     }

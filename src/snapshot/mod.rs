@@ -8,6 +8,7 @@
 //! fills (`crate::model::{ClassDiff, Holder}`). `graph.rs` documents the
 //! encoding.
 
+mod blocks;
 mod classes;
 mod diff;
 mod dominators;
@@ -15,6 +16,7 @@ mod graph;
 mod holder;
 mod parse;
 mod paths;
+mod records;
 mod report;
 mod scan;
 mod tally;
@@ -27,7 +29,7 @@ pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, StringId};
 pub use holder::holders_of;
-pub use parse::{parse, parse_sized};
+pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
 pub use report::{
     BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_report, summarise_before,

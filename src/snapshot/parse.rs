@@ -11,7 +11,8 @@ use std::io::Read;
 use serde::Deserialize;
 
 use super::SnapshotParseError;
-use super::graph::{EdgeType, HeapGraph, NodeId, NodeType, StringId};
+use super::graph::{EdgeType, HeapGraph, NodeType};
+use super::records::{Columns, Records, Slot};
 use super::scan::Scanner;
 
 #[derive(Deserialize)]
@@ -129,10 +130,20 @@ pub fn parse_sized<R: Read>(
     reader: R,
     total_bytes: Option<u64>,
 ) -> Result<HeapGraph, SnapshotParseError> {
+    parse_with(reader, total_bytes, ParseOptions::default())
+}
+
+/// `parse_sized` with a choice of threads.
+pub fn parse_with<R: Read>(
+    reader: R,
+    total_bytes: Option<u64>,
+    options: ParseOptions,
+) -> Result<HeapGraph, SnapshotParseError> {
     let mut scan = Scanner::new(reader);
     let mut graph = HeapGraph::default();
     let mut layout: Option<Layout> = None;
     let mut edge_counts: Vec<u32> = Vec::new();
+    let (mut node_reserve, mut edge_reserve) = (0, 0);
     let mut seen_nodes = false;
     let mut seen_edges = false;
     let mut seen_strings = false;
@@ -156,15 +167,10 @@ pub fn parse_sized<R: Read>(
                     let parsed = Layout::from_meta(&header.meta)?;
                     let left = total_bytes.map(|t| t.saturating_sub(scan.offset()));
                     if let Some(n) = header.node_count {
-                        let n = reservable(n, parsed.node_width, left);
-                        reserve_nodes(&mut graph, n, parsed.detachedness.is_some());
-                        edge_counts.reserve(n);
+                        node_reserve = reservable(n, parsed.node_width, left);
                     }
                     if let Some(e) = header.edge_count {
-                        let e = reservable(e, parsed.edge_width, left);
-                        graph.edge_type.reserve(e);
-                        graph.edge_name.reserve(e);
-                        graph.edge_to.reserve(e);
+                        edge_reserve = reservable(e, parsed.edge_width, left);
                     }
                     layout = Some(parsed);
                 }
@@ -172,7 +178,7 @@ pub fn parse_sized<R: Read>(
                     let l = layout
                         .as_ref()
                         .ok_or_else(|| scan.error("\"snapshot\" (with meta) before \"nodes\""))?;
-                    read_nodes(&mut scan, l, &mut graph, &mut edge_counts)?;
+                    edge_counts = read_nodes(&mut scan, l, &mut graph, node_reserve, options)?;
                     seen_nodes = true;
                 }
                 b"edges" => {
@@ -182,7 +188,7 @@ pub fn parse_sized<R: Read>(
                     if !seen_nodes {
                         return Err(scan.error("\"nodes\" before \"edges\""));
                     }
-                    read_edges(&mut scan, l, &mut graph)?;
+                    read_edges(&mut scan, l, &mut graph, edge_reserve, options)?;
                     seen_edges = true;
                 }
                 b"strings" => {
@@ -215,118 +221,121 @@ pub fn parse_sized<R: Read>(
     Ok(graph)
 }
 
-fn reserve_nodes(graph: &mut HeapGraph, n: usize, detachedness: bool) {
-    graph.node_type.reserve(n);
-    graph.node_name.reserve(n);
-    graph.node_id.reserve(n);
-    graph.self_size.reserve(n);
-    if detachedness {
-        graph.detachedness.reserve(n);
+/// How to parse: threads for the two large arrays and their block size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ParseOptions {
+    /// 1 scans the arrays on the reading thread itself.
+    pub threads: usize,
+    /// Bytes of array text per block (tests make it small to cut the
+    /// arrays in many places).
+    pub block_size: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            block_size: super::blocks::BLOCK,
+        }
     }
+}
+
+/// Scans one of the two large arrays into columns.
+fn read_array<R: Read>(
+    scan: &mut Scanner<R>,
+    records: &Records,
+    reserve: usize,
+    options: ParseOptions,
+) -> Result<(Columns, u64), SnapshotParseError> {
+    if options.threads > 1 {
+        return super::blocks::scan_array(
+            scan,
+            records,
+            reserve,
+            options.threads,
+            options.block_size,
+        );
+    }
+    let mut columns = Columns::with_capacity(records, reserve);
+    let width = records.width();
+    let mut field = 0usize;
+    let mut index = 0u64;
+    let count = scan.uint_array(|v| {
+        columns.store(records, field, v, index)?;
+        index += 1;
+        field += 1;
+        if field == width {
+            field = 0;
+        }
+        Ok(())
+    })?;
+    Ok((columns, count))
 }
 
 fn read_nodes<R: Read>(
     scan: &mut Scanner<R>,
     l: &Layout,
     graph: &mut HeapGraph,
-    edge_counts: &mut Vec<u32>,
-) -> Result<(), SnapshotParseError> {
+    reserve: usize,
+    options: ParseOptions,
+) -> Result<Vec<u32>, SnapshotParseError> {
     graph.node_type_table = l.node_types.clone();
-    // One column per field position, looked up by index: a jump table
-    // instead of a chain of comparisons per number.
-    #[derive(Clone, Copy)]
-    enum Column {
-        Type,
-        Name,
-        Id,
-        SelfSize,
-        EdgeCount,
-        Detachedness,
-        Ignored,
-    }
-    let mut columns = vec![Column::Ignored; l.node_width];
-    columns[l.node_type] = Column::Type;
-    columns[l.node_name] = Column::Name;
-    columns[l.node_id] = Column::Id;
-    columns[l.self_size] = Column::SelfSize;
-    columns[l.edge_count] = Column::EdgeCount;
+    let mut slots = vec![Slot::Ignored; l.node_width];
+    slots[l.node_type] = Slot::NodeType;
+    slots[l.node_name] = Slot::NodeName;
+    slots[l.node_id] = Slot::NodeId;
+    slots[l.self_size] = Slot::SelfSize;
+    slots[l.edge_count] = Slot::EdgeCount;
     if let Some(d) = l.detachedness {
-        columns[d] = Column::Detachedness;
+        slots[d] = Slot::Detachedness;
     }
-    let mut field = 0usize;
-    let count = scan.uint_array(|v| {
-        match columns[field] {
-            Column::Type => graph.node_type.push(v.min(255) as u8),
-            Column::Name => graph.node_name.push(StringId(
-                u32::try_from(v).map_err(|_| too_big("node name"))?,
-            )),
-            Column::Id => graph
-                .node_id
-                .push(u32::try_from(v).map_err(|_| too_big("node id"))?),
-            Column::SelfSize => graph.self_size.push(u32::try_from(v).unwrap_or(u32::MAX)),
-            Column::EdgeCount => {
-                edge_counts.push(u32::try_from(v).map_err(|_| too_big("edge count"))?)
-            }
-            Column::Detachedness => graph.detachedness.push(v.min(255) as u8),
-            Column::Ignored => {}
-        }
-        field += 1;
-        if field == l.node_width {
-            field = 0;
-        }
-        Ok(())
-    })?;
+    let records = Records {
+        slots,
+        node_width: l.node_width as u64,
+        node_numbers: 0,
+    };
+    let (columns, count) = read_array(scan, &records, reserve, options)?;
     if count % l.node_width as u64 != 0 {
         return Err(SnapshotParseError::Format(format!(
             "\"nodes\" holds {count} numbers, not a multiple of the {} node fields",
             l.node_width
         )));
     }
-    Ok(())
+    graph.node_type = columns.node_type;
+    graph.node_name = columns.node_name;
+    graph.node_id = columns.node_id;
+    graph.self_size = columns.self_size;
+    graph.detachedness = columns.detachedness;
+    Ok(columns.edge_count)
 }
 
 fn read_edges<R: Read>(
     scan: &mut Scanner<R>,
     l: &Layout,
     graph: &mut HeapGraph,
+    reserve: usize,
+    options: ParseOptions,
 ) -> Result<(), SnapshotParseError> {
     graph.edge_type_table = l.edge_types.clone();
-    let node_numbers = graph.node_id.len() as u64 * l.node_width as u64;
-    let width = l.node_width as u64;
-    // 0 = type, 1 = name, 2 = target, 3 = ignored, by field position.
-    let mut columns = vec![3u8; l.edge_width];
-    columns[l.edge_type] = 0;
-    columns[l.edge_name] = 1;
-    columns[l.edge_to] = 2;
-    let mut field = 0usize;
-    let count = scan.uint_array(|v| {
-        match columns[field] {
-            0 => graph.edge_type.push(v.min(255) as u8),
-            1 => graph.edge_name.push(u32::try_from(v).map_err(|_| too_big("edge name"))?),
-            2 => {
-                if v % width != 0 || v >= node_numbers {
-                    return Err(SnapshotParseError::Format(format!(
-                        "edge {} points to {v}, which is not the start of a node (node fields: {width}, nodes: {})",
-                        graph.edge_to.len(),
-                        node_numbers / width
-                    )));
-                }
-                graph.edge_to.push(NodeId((v / width) as u32));
-            }
-            _ => {}
-        }
-        field += 1;
-        if field == l.edge_width {
-            field = 0;
-        }
-        Ok(())
-    })?;
+    let mut slots = vec![Slot::Ignored; l.edge_width];
+    slots[l.edge_type] = Slot::EdgeType;
+    slots[l.edge_name] = Slot::EdgeName;
+    slots[l.edge_to] = Slot::EdgeTo;
+    let records = Records {
+        slots,
+        node_width: l.node_width as u64,
+        node_numbers: graph.node_id.len() as u64 * l.node_width as u64,
+    };
+    let (columns, count) = read_array(scan, &records, reserve, options)?;
     if count % l.edge_width as u64 != 0 {
         return Err(SnapshotParseError::Format(format!(
             "\"edges\" holds {count} numbers, not a multiple of the {} edge fields",
             l.edge_width
         )));
     }
+    graph.edge_type = columns.edge_type;
+    graph.edge_name = columns.edge_name;
+    graph.edge_to = columns.edge_to;
     Ok(())
 }
 

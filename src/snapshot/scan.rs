@@ -276,6 +276,37 @@ impl<R: Read> Scanner<R> {
         }
     }
 
+    /// Appends the text of an integer array to `out` (the `[` already
+    /// read): `max` more bytes, or up to the array's `]`, which is consumed
+    /// and not copied. True at the `]`. The bytes are not checked here: the
+    /// block parser does that, naming their offsets.
+    pub fn array_text(
+        &mut self,
+        out: &mut Vec<u8>,
+        max: usize,
+    ) -> Result<bool, SnapshotParseError> {
+        let max = out.len() + max.max(1);
+        while out.len() < max {
+            if !self.fill()? {
+                return Err(self.eof("a number, ',' or ']' in an integer array"));
+            }
+            let room = max - out.len();
+            let chunk = &self.buf[self.pos..self.len.min(self.pos + room)];
+            match memchr::memchr(b']', chunk) {
+                Some(end) => {
+                    out.extend_from_slice(&chunk[..end]);
+                    self.pos += end + 1;
+                    return Ok(true);
+                }
+                None => {
+                    out.extend_from_slice(chunk);
+                    self.pos += chunk.len();
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// Skips one JSON value of any kind, keeping only its bytes when `keep`
     /// is given (for the small `snapshot` object).
     pub fn skip_value(&mut self, mut keep: Option<&mut Vec<u8>>) -> Result<(), SnapshotParseError> {

@@ -10,5 +10,6 @@ pub mod handles;
 pub mod isolates;
 pub mod metric;
 pub mod projection;
+pub mod sequential;
 
 pub use classify::{Options, judge};

@@ -17,6 +17,7 @@ mod parsers_never_panic;
 mod reports;
 mod run_demo;
 mod run_faults;
+mod sequential;
 mod snapshots;
 mod soak;
 mod traffic;

@@ -230,16 +230,23 @@ async fn measure(
     for index in deferred {
         if let Some(probe) = probe.as_mut() {
             let into = &mut result.routes[index];
+            let plan = &diagnosis_plan(plan, props, into);
             diagnose_route(probe.as_mut(), plan, into, props, progress).await;
         }
     }
     Ok(())
 }
 
-/// The plan of the diagnosis' extra cycle: the route's own, or for a soak
-/// one interval's worth of requests (at least a thousand) at full speed.
+/// The plan of the diagnosis' extra cycle: the route's own; with
+/// `--cycles auto` the group of cycles that decided it (a small leak was
+/// seen only over several); for a soak one interval's worth of requests
+/// (at least a thousand) at full speed.
 fn diagnosis_plan(plan: &CyclePlan, props: &RunProps, route: &RouteResult) -> CyclePlan {
     let mut plan = plan.clone();
+    if let Some(sequential) = &route.sequential {
+        let group = u64::from(sequential.group_cycles.max(1));
+        plan.load.stop = crate::load::Stop::Requests(props.requests * group);
+    }
     if props.soak.is_some() {
         let interval = route.cycles.iter().map(|c| c.requests).max().unwrap_or(0);
         plan.load.stop = crate::load::Stop::Requests(interval.max(1000));

@@ -47,7 +47,13 @@ pub(super) fn mark_partial_routes(result: &mut RunResult) {
     let planned = result.settings.cycles as usize;
     for route in &mut result.routes {
         let done = route.cycles.len();
+        // `--cycles auto` stops when decided: only an undecided route was cut short.
+        let decided = route
+            .sequential
+            .as_ref()
+            .is_some_and(|s| s.stopped != crate::model::SequentialStop::Undecided);
         if done < planned
+            && !decided
             && let Some(verdict) = route.verdict.as_mut()
         {
             verdict.findings.push(Finding::new(

@@ -173,6 +173,7 @@ fn new_result(props: &PageProps) -> RunResult {
             load_cmd: None,
             abort: None,
             soak: None,
+            sequential: None,
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

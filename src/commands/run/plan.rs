@@ -8,9 +8,13 @@ use std::time::SystemTime;
 use crate::cli::{RunProps, SoakProps};
 use crate::cycle::{CyclePlan, LoadCommand};
 use crate::load::{LoadPlan, RequestSpec, Scenario, Stop};
-use crate::model::{Outcome, RunResult, SCHEMA_VERSION, Settings, SoakSettings, TargetInfo, Unit};
+use crate::model::{
+    Outcome, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, SoakSettings, TargetInfo,
+    Unit,
+};
 use crate::net::HttpTarget;
 use crate::verdict::Options;
+use crate::verdict::sequential::SequentialPlan;
 
 pub(super) fn cycle_plan(
     props: &RunProps,
@@ -49,6 +53,10 @@ pub(super) fn cycle_plan(
             log_dir: std::env::temp_dir().join(format!("leakcheck-{}", std::process::id())),
         }),
         loop_stats: props.loop_stats,
+        sequential: props.sequential.map(|seq| SequentialPlan {
+            resolution: seq.resolution,
+            max_cycles: props.cycles,
+        }),
         verdict: Options {
             max_retained: props.max_retained,
             proc_only: false,
@@ -111,6 +119,11 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
                 duration_s: soak.duration.as_secs_f64(),
                 every_s: soak.every.as_secs_f64(),
                 rate: soak.rate,
+            }),
+            sequential: props.sequential.map(|seq| SequentialSettings {
+                cycle_requests: props.requests,
+                resolution_bytes_per_request: seq.resolution,
+                max_requests: seq.max_requests,
             }),
         },
         routes: Vec::new(),

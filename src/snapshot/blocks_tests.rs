@@ -1,0 +1,114 @@
+//! The parallel array scanner against the one-thread one: the same
+//! columns, and the same error at the same byte, wherever the blocks cut.
+
+use super::super::parse::{ParseOptions, parse_with};
+use super::super::{HeapGraph, SnapshotParseError};
+
+/// A V8-shaped snapshot: seven node fields with detachedness, one record
+/// per line as V8 writes it, and edges of every kind.
+fn snapshot(nodes: usize) -> String {
+    let mut node_text = Vec::new();
+    let mut edge_text = Vec::new();
+    for i in 0..nodes {
+        let edges = if i + 1 < nodes { 2 } else { 0 };
+        node_text.push(format!(
+            "{},{},{},{},{},0,{}",
+            i % 4,
+            i % 5,
+            i * 2 + 1,
+            10 + i % 97,
+            edges,
+            i % 3
+        ));
+        if edges > 0 {
+            edge_text.push(format!("2,{},{}", i % 5, (i + 1) * 7));
+            edge_text.push(format!("1,{},{}", i, ((i * 7919) % nodes) * 7));
+        }
+    }
+    format!(
+        r#"{{"snapshot":{{"meta":{{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness"],
+"node_types":[["hidden","array","string","object"],"string","number","number","number","number","number"],
+"edge_fields":["type","name_or_index","to_node"],"edge_types":[["context","element","property","internal"],"string_or_number","node"]}},
+"node_count":{nodes},"edge_count":{}}},
+"nodes":[{}],
+"edges":[{}],
+"strings":["","a","b","c","d"]}}"#,
+        edge_text.len(),
+        node_text.join("\n,"),
+        edge_text.join("\n,")
+    )
+}
+
+fn parse(text: &str, threads: usize, block_size: usize) -> Result<HeapGraph, SnapshotParseError> {
+    let options = ParseOptions {
+        threads,
+        block_size,
+    };
+    parse_with(text.as_bytes(), Some(text.len() as u64), options)
+}
+
+fn assert_same(a: &HeapGraph, b: &HeapGraph) {
+    assert_eq!(a.node_type, b.node_type);
+    assert_eq!(a.node_name, b.node_name);
+    assert_eq!(a.node_id, b.node_id);
+    assert_eq!(a.self_size, b.self_size);
+    assert_eq!(a.detachedness, b.detachedness);
+    assert_eq!(a.first_edge, b.first_edge);
+    assert_eq!(a.edge_type, b.edge_type);
+    assert_eq!(a.edge_name, b.edge_name);
+    assert_eq!(a.edge_to, b.edge_to);
+    assert_eq!(a.first_retainer, b.first_retainer);
+    assert_eq!(a.retainers, b.retainers);
+    assert_eq!(a.file_bytes, b.file_bytes);
+}
+
+#[test]
+fn every_cut_gives_the_columns_of_one_pass() {
+    let text = snapshot(600);
+    let one = parse(&text, 1, 1 << 20).unwrap();
+    assert_eq!(one.node_count(), 600);
+    for threads in [2, 3, 8] {
+        for block in [1, 2, 7, 13, 64, 1000] {
+            let many = parse(&text, threads, block).unwrap();
+            assert_same(&one, &many);
+        }
+    }
+}
+
+#[test]
+fn errors_name_the_same_byte_on_one_thread_and_many() {
+    let text = snapshot(300);
+    let edges = text.find("\"edges\"").unwrap();
+    let cases = [
+        // A letter inside the edges.
+        format!("{}x{}", &text[..edges + 500], &text[edges + 501..]),
+        // A number past 2^63 in the nodes.
+        text.replacen("\"nodes\":[", "\"nodes\":[99999999999999999999,", 1),
+        // A comma with no number before the `]`.
+        text.replacen("],\n\"strings\"", ",],\n\"strings\"", 1),
+        // An edge that points into the middle of a node.
+        text.replacen("\"edges\":[2,0,7", "\"edges\":[2,0,8", 1),
+        // Cut inside the edges: truncated.
+        text[..edges + 777].to_string(),
+    ];
+    for (i, bad) in cases.iter().enumerate() {
+        assert_ne!(bad, &text, "case {i} changed nothing");
+        let one = parse(bad, 1, 1 << 20).expect_err("an error").to_string();
+        for block in [3, 64, 4096] {
+            let many = parse(bad, 2, block).expect_err("an error").to_string();
+            assert_eq!(one, many, "case {i}, blocks of {block}");
+        }
+    }
+}
+
+#[test]
+fn an_empty_array_and_whitespace_runs_parse_alike() {
+    let text = snapshot(1).replace("\"edges\":[]", "\"edges\":[ \n ]");
+    let spaced = snapshot(50).replace("\n,", &format!("{},", " ".repeat(300)));
+    for text in [text, spaced] {
+        let one = parse(&text, 1, 1 << 20).unwrap();
+        for block in [1, 5, 200] {
+            assert_same(&one, &parse(&text, 2, block).unwrap());
+        }
+    }
+}

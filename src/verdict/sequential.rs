@@ -1,0 +1,307 @@
+//! `--cycles auto`: when small cycles have decided the verdict.
+//!
+//! Method: a group-sequential design (Jennison & Turnbull, *Group
+//! Sequential Methods with Applications to Clinical Trials*, ch. 1–2), with
+//! the fixed method's own rule at every look for retention and a
+//! confidence bound for its absence:
+//!
+//! - **Retention** is looked for after every third small cycle: the cycles
+//!   are read in three equal groups (after 6 cycles, groups of 2; after 12,
+//!   groups of 4) and the method's reading table judges those three
+//!   "cycles" exactly as it judges three fixed ones. Growth must clear
+//!   `RETENTION_SIGMAS` noise per group, and rise in every group after the
+//!   warm-up one. At the budget (12 × 5 000) the groups are the fixed
+//!   method's own 3 × 20 000, so the last look is its answer.
+//! - **No retention** is decided when the least-squares slope of every
+//!   memory series (after `WARM_UP_REQUESTS` of warm-up) plus `BOUND_SIGMAS`
+//!   standard errors is below the resolution. The standard error uses the
+//!   larger of the residual scatter and the series' noise floor (one
+//!   reading's repeatability, `metric::noise_floor`): with few readings the
+//!   residual alone can be luckily small.
+//! - A cycle that did no work stops the route: more load proves nothing.
+//! - Otherwise the route is undecided and its verdict `inconclusive`,
+//!   which is also what a run cut short reports: a flat look at a few small
+//!   cycles is not yet evidence of no retention.
+//!
+//! Looking several times raises the chance of a wrong stop; the bench
+//! (`bench/sensitivity.sh`, BENCHMARKS.md) measures it against the fixed
+//! method's own agreement with itself.
+
+use super::classify::{Options, judge};
+use super::fit::least_squares;
+use super::isolates::{fold_into, judge_isolates};
+use super::metric::{RETENTION_SIGMAS, noise_floor};
+use crate::model::{
+    CycleResult, IsolateResult, RetainedPerRequest, Sample, SequentialResult, SequentialStop,
+    Series, Verdict, VerdictKind,
+};
+use crate::units::per_request;
+
+/// The fixed method's cycle: 20 000 requests (METHOD.md).
+pub const METHOD_CYCLE_REQUESTS: f64 = 20_000.0;
+/// What 3 × 20 000 can resolve: a cycle's growth must exceed
+/// `RETENTION_SIGMAS` heapUsed noise floors (3 × 0.1 MB) to be retention,
+/// which over 20 000 requests is 15.7 bytes per request. Below it the
+/// fixed method calls a route flat or unclear, never a leak.
+pub fn method_resolution() -> f64 {
+    RETENTION_SIGMAS * noise_floor(&Series::HEAP_USED) / METHOD_CYCLE_REQUESTS
+}
+/// Standard errors above the slope for its upper bound: one-sided 97.7 %.
+pub const BOUND_SIGMAS: f64 = 2.0;
+/// Looks for retention come after every this many cycles (three groups).
+const GROUPS: usize = 3;
+/// The memory series whose bound decides "keeps nothing". rss is left out:
+/// its floor (1 MB of page cache) would need hundreds of thousands of
+/// requests to bound, so a route judged on rss alone runs to the budget.
+const BOUNDED_SERIES: [Series; 3] = [Series::HEAP_USED, Series::EXTERNAL, Series::ARRAY_BUFFERS];
+
+/// What decides, from `--resolution` and `--max-requests`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SequentialPlan {
+    pub resolution: f64,
+    /// The budget in cycles, a multiple of three.
+    pub max_cycles: u32,
+}
+
+/// The route's verdict after a look, and whether to stop loading.
+pub struct Look {
+    pub verdict: Verdict,
+    pub retained: RetainedPerRequest,
+    pub isolates: Vec<IsolateResult>,
+    pub state: SequentialResult,
+}
+
+impl Look {
+    pub fn stops(&self) -> bool {
+        self.state.stopped != SequentialStop::Undecided
+    }
+}
+
+/// Looks at the readings so far. `None` before the first cycle.
+pub fn look(
+    baseline: &Sample,
+    cycles: &[CycleResult],
+    options: Options,
+    plan: SequentialPlan,
+) -> Option<Look> {
+    let raw = judged(baseline, cycles, options)?;
+    let k = cycles.len();
+    let served: u64 = cycles.iter().map(|c| c.units).sum();
+    let bound = heap_bound(baseline, cycles);
+    let state = |stopped, group: usize, reason: String| SequentialResult {
+        decided_after_requests: served,
+        cycles: k as u32,
+        group_cycles: group as u32,
+        stopped,
+        reason,
+        upper_bound_bytes_per_request: bound.map(|b| b.upper),
+    };
+    if cycles.iter().any(|c| c.did_no_work() || c.load.stalled) {
+        let why = "a cycle did no work: more load would prove nothing".to_string();
+        return Some(raw.into_look(state(SequentialStop::Failed, 1, why)));
+    }
+    if k >= GROUPS && k.is_multiple_of(GROUPS) {
+        let group = k / GROUPS;
+        let grouped = judged(baseline, &in_groups(cycles, group), options)?;
+        if grouped.verdict.kind.is_leak() {
+            let why = format!(
+                "growth clear of its noise in each of three groups of {} {}s",
+                group as u64 * served / k as u64,
+                options.unit.name()
+            );
+            return Some(grouped.into_look(state(SequentialStop::Retention, group, why)));
+        }
+        if k as u32 >= plan.max_cycles {
+            let why = format!(
+                "the budget ran out: the fixed method's verdict over three groups of {group} cycles"
+            );
+            return Some(grouped.into_look(state(SequentialStop::Budget, group, why)));
+        }
+    }
+    if let Some(why) = bounded(baseline, cycles, &raw, plan, options) {
+        return Some(raw.into_look(state(SequentialStop::Bounded, 1, why)));
+    }
+    let why = match bound {
+        Some(b) => format!(
+            "at most {} per {unit} so far (upper bound), not yet below the {} resolution, and no \
+             growth clear of noise",
+            per_request(b.upper.max(0.0)),
+            per_request(plan.resolution),
+            unit = options.unit.name()
+        ),
+        None => "too few readings to decide".to_string(),
+    };
+    let summary = format!("not decided after {served} {}s: {why}", options.unit.name());
+    Some(undecided(
+        raw,
+        state(SequentialStop::Undecided, 1, why),
+        summary,
+    ))
+}
+
+/// Why the route keeps nothing the method can see, if it does not: every
+/// memory series bounded below the resolution, and the reading table on
+/// the small cycles calls nothing growing.
+fn bounded(
+    baseline: &Sample,
+    cycles: &[CycleResult],
+    raw: &Judged,
+    plan: SequentialPlan,
+    options: Options,
+) -> Option<String> {
+    if !matches!(
+        raw.verdict.kind,
+        VerdictKind::NoRetention | VerdictKind::WorkingSet
+    ) || !raw.isolates.is_empty()
+    {
+        // Another isolate's growth is judged on the same small cycles,
+        // whose resolution is coarse: such a route runs to its budget.
+        return None;
+    }
+    let mut highest = f64::MIN;
+    for series in &BOUNDED_SERIES {
+        let b = bound_of(baseline, cycles, series)?;
+        if b.upper >= plan.resolution {
+            return None;
+        }
+        highest = highest.max(b.upper);
+    }
+    Some(format!(
+        "at most {} kept per {unit} (fit plus {BOUND_SIGMAS} standard errors), below the {} \
+         resolution",
+        per_request(highest.max(0.0)),
+        per_request(plan.resolution),
+        unit = options.unit.name()
+    ))
+}
+
+/// A slope and its upper bound, bytes per unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    pub slope: f64,
+    pub upper: f64,
+}
+
+fn heap_bound(baseline: &Sample, cycles: &[CycleResult]) -> Option<Bound> {
+    bound_of(baseline, cycles, &Series::HEAP_USED)
+}
+
+/// Requests whose growth is warm-up for the bound: JIT code, lazy
+/// initialisation and pools grow over the first few thousand requests
+/// (/churn's heap rose 0.8 MB over its first 5 000, then held within
+/// ±0.1 MB). The fit starts at the first reading taken at or after it, so
+/// the first cycle is always left out.
+pub const WARM_UP_REQUESTS: f64 = 5_000.0;
+
+/// The slope of `series` over the readings after the warm-up, with
+/// `BOUND_SIGMAS` standard errors above it. Needs three readings there; a
+/// series the probe cannot read has none.
+pub fn bound_of(baseline: &Sample, cycles: &[CycleResult], series: &Series) -> Option<Bound> {
+    if baseline.value(series).is_none() || baseline.heap_used == 0 {
+        return None;
+    }
+    let mut sent = 0.0;
+    let mut points = Vec::with_capacity(cycles.len());
+    for cycle in cycles {
+        sent += cycle.units as f64;
+        points.push((sent, cycle.after_gc.value(series)?));
+    }
+    let warm = points
+        .iter()
+        .position(|p| p.0 >= WARM_UP_REQUESTS)
+        .unwrap_or(points.len());
+    let points = &points[warm..];
+    if points.len() < 3 {
+        return None;
+    }
+    let line = least_squares(points)?;
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / points.len() as f64;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
+    let sd = line.residual_sd.max(noise_floor(series));
+    let se = sd / sxx.sqrt();
+    Some(Bound {
+        slope: line.slope,
+        upper: line.slope + BOUND_SIGMAS * se,
+    })
+}
+
+/// The cycles read `group` at a time: one reading per group (its last),
+/// the group's units and counts summed. The first `GROUPS * group` cycles.
+pub fn in_groups(cycles: &[CycleResult], group: usize) -> Vec<CycleResult> {
+    cycles
+        .chunks(group.max(1))
+        .take(GROUPS)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let last = chunk.last().expect("chunks are never empty");
+            let sum = |f: fn(&CycleResult) -> u64| chunk.iter().map(f).sum();
+            let mut load = last.load.clone();
+            load.stalled = chunk.iter().any(|c| c.load.stalled);
+            CycleResult {
+                cycle: i as u32 + 1,
+                requests: sum(|c| c.requests),
+                responses: sum(|c| c.responses),
+                errors: sum(|c| c.errors),
+                non_2xx: sum(|c| c.non_2xx),
+                duration_s: chunk.iter().map(|c| c.duration_s).sum(),
+                units: sum(|c| c.units),
+                served: chunk.iter().map(|c| c.served).sum(),
+                load,
+                ..last.clone()
+            }
+        })
+        .collect()
+}
+
+/// A verdict with what it was judged from.
+struct Judged {
+    verdict: Verdict,
+    retained: RetainedPerRequest,
+    isolates: Vec<IsolateResult>,
+}
+
+impl Judged {
+    fn into_look(self, state: SequentialResult) -> Look {
+        Look {
+            verdict: self.verdict,
+            retained: self.retained,
+            isolates: self.isolates,
+            state,
+        }
+    }
+}
+
+/// The route's verdict over `cycles`, the other isolates folded in, as
+/// a fixed run's is.
+fn judged(baseline: &Sample, cycles: &[CycleResult], options: Options) -> Option<Judged> {
+    let (mut verdict, retained) = judge(baseline, cycles, options)?;
+    let isolates = judge_isolates(baseline, cycles, options);
+    fold_into(&mut verdict, &isolates, options.unit.name());
+    Some(Judged {
+        verdict,
+        retained,
+        isolates,
+    })
+}
+
+/// Not decided yet: `inconclusive`, with what would decide it. The
+/// small cycles' fits and slopes stay for the reports.
+fn undecided(raw: Judged, state: SequentialResult, summary: String) -> Look {
+    let mut verdict = raw.verdict;
+    verdict.kind = VerdictKind::Inconclusive;
+    verdict.leak = false;
+    verdict.summary = summary;
+    verdict.action = "Let the run reach a decision or its budget (--max-requests), or raise \
+                      --max-requests; a few small cycles cannot yet tell a small leak from none."
+        .to_string();
+    Look {
+        verdict,
+        retained: raw.retained,
+        isolates: raw.isolates,
+        state,
+    }
+}
+
+#[cfg(test)]
+#[path = "sequential_tests.rs"]
+mod tests;

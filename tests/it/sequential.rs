@@ -1,0 +1,148 @@
+//! `--cycles auto` (the default without -a) on the demo server, and the
+//! snapshot engine's threads: the same answer from one thread and many.
+
+use std::process::Command;
+
+use leakcheck::model::{SequentialStop, VerdictKind};
+
+use crate::util::*;
+
+#[test]
+fn without_a_cycle_size_small_cycles_stop_when_decided() {
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/leak", "/churn"])
+        .run(&demo_command(port));
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    validate(&finished.stdout);
+    let result = finished.result();
+    let settings = result
+        .settings
+        .sequential
+        .as_ref()
+        .expect("auto is the default");
+    assert_eq!(settings.cycle_requests, 2500);
+    assert_eq!(settings.max_requests, 60_000);
+
+    let leak = result.route("/leak");
+    let seq = leak.sequential.as_ref().unwrap();
+    assert_eq!(seq.stopped, SequentialStop::Retention, "{}", seq.reason);
+    assert_eq!(verdict_of(leak).kind, VerdictKind::Retention);
+    // 0.4 KB a request is clear after three cycles of 2500.
+    assert!(seq.decided_after_requests <= 15_000, "{seq:?}");
+    assert_eq!(leak.cycles.len() as u32, seq.cycles);
+    assert!(
+        leak.diagnosis.is_some(),
+        "the holder is named after an early stop"
+    );
+    assert!(
+        !verdict_of(leak)
+            .findings
+            .iter()
+            .any(|f| f.kind == leakcheck::model::FindingKind::Partial),
+        "a decided route is not partial"
+    );
+
+    let churn = result.route("/churn");
+    let seq = churn.sequential.as_ref().unwrap();
+    let verdict = verdict_of(churn);
+    assert!(!verdict.leak, "{}", verdict.summary);
+    match seq.stopped {
+        SequentialStop::Bounded => {
+            assert_eq!(
+                verdict.kind,
+                VerdictKind::NoRetention,
+                "{}",
+                verdict.summary
+            );
+            let upper = seq.upper_bound_bytes_per_request.unwrap();
+            assert!(upper < settings.resolution_bytes_per_request, "{upper}");
+            assert!(seq.decided_after_requests < 60_000);
+        }
+        SequentialStop::Budget => assert_eq!(seq.decided_after_requests, 60_000),
+        other => panic!("/churn stopped {other:?}: {}", seq.reason),
+    }
+}
+
+#[test]
+fn a_cycle_size_keeps_the_fixed_method_and_sequential_flags_need_auto() {
+    let port = free_port();
+    let fixed = RunArgs::new(port)
+        .routes(&["/churn"])
+        .requests("1000")
+        .args(&["--no-diagnose"])
+        .run(&demo_command(port));
+    assert_ne!(fixed.code, 2, "{}", fixed.stderr);
+    let result = fixed.result();
+    assert!(result.settings.sequential.is_none());
+    assert_eq!(result.route("/churn").cycles.len(), 3);
+
+    let refused = RunArgs::new(free_port())
+        .args(&["--cycles", "3", "--resolution", "8B"])
+        .run(&demo_command(port));
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("--cycles auto"),
+        "{}",
+        refused.stderr
+    );
+}
+
+/// A snapshot Node writes now: records, strings and arrays enough for
+/// several parse blocks.
+fn node_snapshot(dir: &std::path::Path, name: &str, records: u32) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let code = format!(
+        "const kept = []; for (let i = 0; i < {records}; i++) kept.push({{ i, name: 'r' + i, tags: i % 3 ? null : [i] }});\
+         globalThis.kept = kept; require('v8').writeHeapSnapshot({:?});",
+        path.to_str().unwrap()
+    );
+    let finished = run_to_end({
+        let mut command = Command::new(node());
+        command.args(["-e", &code]);
+        command
+    });
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    path
+}
+
+#[test]
+fn one_thread_and_many_give_byte_identical_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = node_snapshot(dir.path(), "before.heapsnapshot", 20_000);
+    let after = node_snapshot(dir.path(), "after.heapsnapshot", 60_000);
+    assert!(
+        std::fs::metadata(&after).unwrap().len() > 4 << 20,
+        "larger than a few blocks"
+    );
+    let inspect = |threads: &str| {
+        let finished = run_leakcheck(&[
+            "inspect",
+            after.to_str().unwrap(),
+            "-j",
+            threads,
+            "--json",
+            "-",
+        ]);
+        assert_eq!(finished.code, 0, "{}", finished.stderr);
+        finished.stdout
+    };
+    let one = inspect("1");
+    assert!(one.contains("\"classes\""), "{one}");
+    assert_eq!(one, inspect("4"));
+    assert_eq!(one, inspect("2"));
+    let diff = |threads: &str| {
+        let finished = run_leakcheck(&[
+            "diff",
+            before.to_str().unwrap(),
+            after.to_str().unwrap(),
+            "--threads",
+            threads,
+            "--json",
+            "-",
+        ]);
+        assert_eq!(finished.code, 0, "{}", finished.stderr);
+        finished.stdout
+    };
+    assert_eq!(diff("1"), diff("3"));
+}
