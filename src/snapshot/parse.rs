@@ -11,7 +11,7 @@ use std::io::Read;
 use serde::Deserialize;
 
 use super::SnapshotParseError;
-use super::graph::{EdgeType, HeapGraph, NodeType};
+use super::graph::{EdgeType, HeapGraph, NodeType, Strings};
 use super::records::{Columns, Records, Slot};
 use super::scan::Scanner;
 
@@ -144,6 +144,8 @@ pub fn parse_with<R: Read>(
     let mut layout: Option<Layout> = None;
     let mut edge_counts: Vec<u32> = Vec::new();
     let (mut node_reserve, mut edge_reserve) = (0, 0);
+    // The edges indexed beside the strings, and how that went.
+    let mut indexed = None;
     let mut seen_nodes = false;
     let mut seen_edges = false;
     let mut seen_strings = false;
@@ -192,7 +194,13 @@ pub fn parse_with<R: Read>(
                     seen_edges = true;
                 }
                 b"strings" => {
-                    read_strings(&mut scan, &mut graph)?;
+                    if options.threads > 1 && seen_edges && indexed.is_none() {
+                        let outcome =
+                            read_strings_beside_index(&mut scan, &mut graph, &edge_counts)?;
+                        indexed = Some(outcome);
+                    } else {
+                        read_strings(&mut scan, &mut graph.strings)?;
+                    }
                     seen_strings = true;
                 }
                 _ => scan.skip_value(None)?,
@@ -217,7 +225,7 @@ pub fn parse_with<R: Read>(
         }
     }
     graph.file_bytes = scan.consumed;
-    finish(&mut graph, &edge_counts)?;
+    finish(&mut graph, &edge_counts, indexed)?;
     Ok(graph)
 }
 
@@ -341,9 +349,8 @@ fn read_edges<R: Read>(
 
 fn read_strings<R: Read>(
     scan: &mut Scanner<R>,
-    graph: &mut HeapGraph,
+    strings: &mut Strings,
 ) -> Result<(), SnapshotParseError> {
-    let strings = &mut graph.strings;
     strings.starts.push(0);
     scan.expect(b'[')?;
     if scan.eat(b']')? {
@@ -360,8 +367,10 @@ fn read_strings<R: Read>(
     }
 }
 
-/// Checks the sections agree and builds the edge offsets and retainers.
-fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotParseError> {
+/// Builds the edge offsets from the nodes' edge counts, checking they
+/// add up to the edges, and the retainers. Needs no strings, so with
+/// threads it runs while the strings are read.
+fn index_edges(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotParseError> {
     let n = graph.node_id.len();
     if n == 0 {
         return Err(SnapshotParseError::Format(
@@ -380,6 +389,44 @@ fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotPars
             "the nodes' edge counts add up to {total}, but \"edges\" holds {} edges",
             graph.edge_to.len()
         )));
+    }
+    graph.first_edge = first_edge;
+    graph.build_retainers();
+    Ok(())
+}
+
+/// Reads the strings while another core indexes the edges; the index's
+/// outcome is returned for `finish` to report in its usual order.
+fn read_strings_beside_index<R: Read>(
+    scan: &mut Scanner<R>,
+    graph: &mut HeapGraph,
+    edge_counts: &[u32],
+) -> Result<Result<(), SnapshotParseError>, SnapshotParseError> {
+    let mut strings = std::mem::take(&mut graph.strings);
+    let (read, indexed) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| index_edges(graph, edge_counts));
+        let read = read_strings(scan, &mut strings);
+        (read, worker.join())
+    });
+    graph.strings = strings;
+    read?;
+    Ok(indexed.unwrap_or_else(|_| {
+        Err(SnapshotParseError::Format(
+            "the thread indexing the edges stopped unexpectedly".into(),
+        ))
+    }))
+}
+
+/// Checks the sections agree and builds the edge offsets and retainers
+/// (unless `indexed` says they were built beside the strings).
+fn finish(
+    graph: &mut HeapGraph,
+    edge_counts: &[u32],
+    indexed: Option<Result<(), SnapshotParseError>>,
+) -> Result<(), SnapshotParseError> {
+    match indexed {
+        Some(outcome) => outcome?,
+        None => index_edges(graph, edge_counts)?,
     }
     let strings = graph.strings.len() as u32;
     if let Some(bad) = graph.node_name.iter().find(|s| s.0 >= strings) {
@@ -400,11 +447,9 @@ fn finish(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotPars
             )));
         }
     }
-    graph.first_edge = first_edge;
     // The arena grew by doubling; give the slack back before the analyses.
     graph.strings.bytes.shrink_to_fit();
     graph.strings.starts.shrink_to_fit();
-    graph.build_retainers();
     Ok(())
 }
 
