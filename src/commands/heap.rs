@@ -7,8 +7,8 @@ use std::time::Instant;
 use crate::cli::{DiffArgs, InspectArgs};
 use crate::report::{emit_summary, pretty_json};
 use crate::snapshot::{
-    Analysis, BeforeSummary, DiffReport, HeapGraph, InspectReport, ParseOptions, diff_graph,
-    inspect_report, parse_with, summarise_before,
+    BeforeSummary, DiffReport, HeapGraph, InspectReport, ParseOptions, diff_graph, inspect_graph,
+    parse_with, summarise_before,
 };
 use crate::units::mb;
 
@@ -37,19 +37,14 @@ fn report_phases(path: &std::path::Path, graph: &HeapGraph, parsed: f64, total: 
     );
 }
 
-fn load(path: &std::path::Path, threads: Option<u16>) -> anyhow::Result<Analysis> {
-    let started = Instant::now();
-    let graph = parse_file(path, threads)?;
-    let parsed = started.elapsed().as_secs_f64();
-    let analysis = Analysis::new(graph);
-    let total = started.elapsed().as_secs_f64();
-    report_phases(path, &analysis.graph, parsed, total, "dominators and paths");
-    Ok(analysis)
-}
-
 pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
-    let analysis = load(&args.snapshot, args.threads)?;
-    let report = inspect_report(&analysis, args.top);
+    let started = Instant::now();
+    let graph = parse_file(&args.snapshot, args.threads)?;
+    let parsed = started.elapsed().as_secs_f64();
+    let (analysis, report) = inspect_graph(graph, args.top);
+    let total = started.elapsed().as_secs_f64();
+    let rest = "dominators, paths and classes";
+    report_phases(&args.snapshot, &analysis.graph, parsed, total, rest);
     emit_summary(&inspect_text(&report), args.json.as_ref(), || {
         pretty_json(&report)
     })

@@ -76,6 +76,21 @@ fn every_cut_gives_the_columns_of_one_pass() {
 }
 
 #[test]
+fn blocks_read_straight_from_the_input_give_the_same_columns() {
+    // Megabyte blocks: the scanner reads the array text straight into them.
+    let text = snapshot(60_000);
+    assert!(text.len() > 2 << 20, "{}", text.len());
+    let one = parse(&text, 1, 1 << 20).unwrap();
+    assert_same(&one, &parse(&text, 2, 1 << 20).unwrap());
+    let cut = &text[..text.find("\"strings\"").unwrap() - 40];
+    let one = parse(cut, 1, 1 << 20).expect_err("truncated").to_string();
+    assert_eq!(
+        one,
+        parse(cut, 2, 1 << 20).expect_err("truncated").to_string()
+    );
+}
+
+#[test]
 fn errors_name_the_same_byte_on_one_thread_and_many() {
     let text = snapshot(300);
     let edges = text.find("\"edges\"").unwrap();

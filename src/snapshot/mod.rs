@@ -32,7 +32,8 @@ pub use holder::holders_of;
 pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
 pub use report::{
-    BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_report, summarise_before,
+    BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_graph, inspect_report,
+    summarise_before,
 };
 pub use tally::{GrowthRow, TextTally, grew_by_self_size};
 

@@ -108,8 +108,35 @@ fn is_user_object(a: &Analysis, n: NodeId) -> bool {
 }
 
 pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
+    inspect_report_with(a, &ClassIndex::build(&a.graph), top)
+}
+
+/// Analyses a parsed graph for `inspect`: the class index (names, types
+/// and edges only) is built on a second thread while this one computes the
+/// paths. Not beside the dominators: the reverse index they need is freed
+/// first, or the peak would pass 1.2× the file (BENCHMARKS.md).
+pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (Analysis, InspectReport) {
+    let dominators = Dominators::compute(&graph);
+    graph.drop_retainers();
+    let (paths, index) = std::thread::scope(|scope| {
+        let side = scope.spawn(|| ClassIndex::build(&graph));
+        let paths = Paths::compute(&graph);
+        let index = side
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (paths, index)
+    });
+    let analysis = Analysis {
+        graph,
+        dominators,
+        paths,
+    };
+    let report = inspect_report_with(&analysis, &index, top);
+    (analysis, report)
+}
+
+fn inspect_report_with(a: &Analysis, index: &ClassIndex, top: usize) -> InspectReport {
     let g = &a.graph;
-    let index = ClassIndex::build(g);
     let classes = summarise(g, &a.dominators, &index)
         .into_iter()
         .take(top)

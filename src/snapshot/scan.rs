@@ -287,6 +287,14 @@ impl<R: Read> Scanner<R> {
     ) -> Result<bool, SnapshotParseError> {
         let max = out.len() + max.max(1);
         while out.len() < max {
+            if self.pos == self.len && max - out.len() >= BUFFER {
+                // Nothing buffered and room for a whole buffer: read
+                // straight into `out`, saving a copy of the array's text.
+                if self.read_into(out, BUFFER)? {
+                    return Ok(true);
+                }
+                continue;
+            }
             if !self.fill()? {
                 return Err(self.eof("a number, ',' or ']' in an integer array"));
             }
@@ -305,6 +313,41 @@ impl<R: Read> Scanner<R> {
             }
         }
         Ok(false)
+    }
+
+    /// `array_text`'s direct read of up to `room` bytes (the buffer being
+    /// empty). Bytes after a `]` go back into the buffer. True at the `]`.
+    fn read_into(&mut self, out: &mut Vec<u8>, room: usize) -> Result<bool, SnapshotParseError> {
+        self.base += self.len as u64;
+        self.pos = 0;
+        self.len = 0;
+        let start = out.len();
+        let read = loop {
+            match (&mut self.reader).take(room as u64).read_to_end(out) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(SnapshotParseError::Io(e)),
+            }
+        };
+        self.consumed += read as u64;
+        if read == 0 {
+            return Err(self.eof("a number, ',' or ']' in an integer array"));
+        }
+        match memchr::memchr(b']', &out[start..]) {
+            Some(end) => {
+                let rest = start + end + 1;
+                let left = out.len() - rest;
+                self.buf[..left].copy_from_slice(&out[rest..]);
+                self.len = left;
+                self.base += (end + 1) as u64;
+                out.truncate(start + end);
+                Ok(true)
+            }
+            None => {
+                self.base += read as u64;
+                Ok(false)
+            }
+        }
     }
 
     /// Skips one JSON value of any kind, keeping only its bytes when `keep`
