@@ -137,7 +137,7 @@ pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (Analysis, InspectRepo
 
 fn inspect_report_with(a: &Analysis, index: &ClassIndex, top: usize) -> InspectReport {
     let g = &a.graph;
-    let classes = summarise(g, &a.dominators, &index)
+    let classes = summarise(g, &a.dominators, index)
         .into_iter()
         .take(top)
         .map(|(class, t)| ClassRow {
