@@ -1,7 +1,8 @@
 //! The method's own readings (METHOD.md), fed to the verdict as data: the
 //! verdict must read them as the method does.
 use super::*;
-use crate::model::{FindingKind, LoadReport, Series, StatusCounts};
+use crate::model::{FindingKind, Series};
+use crate::verdict::test_cycles::cycle;
 
 /// A sample from the method's MB figures.
 fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffers: f64) -> Sample {
@@ -13,36 +14,6 @@ fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffer
         external: b(external),
         array_buffers: b(array_buffers),
         ..Sample::default()
-    }
-}
-
-fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> CycleResult {
-    let load = LoadReport {
-        duration_s: 1.0,
-        requests,
-        responses: requests,
-        requests_per_second: requests as f64,
-        status: StatusCounts {
-            s2xx: requests,
-            ..StatusCounts::default()
-        },
-        ..LoadReport::default()
-    };
-    CycleResult {
-        cycle: n,
-        requests,
-        responses: requests,
-        errors: 0,
-        non_2xx: 0,
-        duration_s: 1.0,
-        after_load,
-        after_gc,
-        load,
-        units: requests,
-        served: None,
-        driver: None,
-        event_loop: None,
-        gc: None,
     }
 }
 

@@ -11,5 +11,7 @@ pub mod isolates;
 pub mod metric;
 pub mod projection;
 pub mod sequential;
+#[cfg(test)]
+mod test_cycles;
 
 pub use classify::{Options, judge};

@@ -1,7 +1,6 @@
 //! The sequential rules on made-up series of small cycles: each test is a
 //! series whose right answer is known from how it was built.
 use super::*;
-use crate::model::{LoadReport, StatusCounts};
 use crate::units::MB;
 
 const CYCLE: u64 = 5_000;
@@ -25,32 +24,7 @@ fn sample(heap_used: f64) -> Sample {
 }
 
 fn cycle(n: u32, requests: u64, heap_used: f64) -> CycleResult {
-    let load = LoadReport {
-        duration_s: 0.5,
-        requests,
-        responses: requests,
-        status: StatusCounts {
-            s2xx: requests,
-            ..StatusCounts::default()
-        },
-        ..LoadReport::default()
-    };
-    CycleResult {
-        cycle: n,
-        requests,
-        responses: requests,
-        errors: 0,
-        non_2xx: 0,
-        duration_s: 0.5,
-        after_load: sample(heap_used),
-        after_gc: sample(heap_used),
-        load,
-        units: requests,
-        served: None,
-        driver: None,
-        event_loop: None,
-        gc: None,
-    }
+    crate::verdict::test_cycles::cycle(n, requests, sample(heap_used), sample(heap_used))
 }
 
 /// Small cycles after a 6 MB baseline: a warm-up step of 0.6 MB, then
