@@ -68,6 +68,7 @@ pub struct CyclePlan {
 /// terminal library so the runner can be driven by tests and other front ends.
 pub trait CycleObserver {
     fn phase(&self, route: &str, message: &str);
+    /// `cycles` is 0 when the count is not planned (`--cycles auto`).
     fn load_started(&self, route: &str, cycle: u32, cycles: u32, total: Option<u64>);
     fn load_progress(&self, completed: u64, errors: u64);
     fn cycle_done(&self, route: &str, result: &CycleResult);
@@ -107,7 +108,13 @@ pub async fn run_route(
             // a lost inspector is found by the reading below.
             let _ = probe.start_loop_stats().await;
         }
-        observer.load_started(&route, cycle, plan.cycles, total);
+        // `--cycles auto` stops when decided: its budget is not a plan.
+        let planned = if plan.sequential.is_some() {
+            0
+        } else {
+            plan.cycles
+        };
+        observer.load_started(&route, cycle, planned, total);
         let (report, driver) = match &plan.load_cmd {
             Some(command) => {
                 let this = DriverCycle {

@@ -54,8 +54,12 @@ impl CycleObserver for Progress {
         if self.quiet {
             return;
         }
+        let of = match cycles {
+            0 => "auto".to_string(),
+            n => n.to_string(),
+        };
         if !self.interactive {
-            eprintln!("{route}: cycle {cycle}/{cycles}: sending load");
+            eprintln!("{route}: cycle {cycle}/{of}: sending load");
             return;
         }
         let bar = match total {
@@ -68,7 +72,7 @@ impl CycleObserver for Progress {
         .expect("constant template")
         .progress_chars("=> ");
         bar.set_style(style);
-        bar.set_prefix(format!("{route} {cycle}/{cycles}"));
+        bar.set_prefix(format!("{route} {cycle}/{of}"));
         *self.bar.lock().expect("progress lock") = Some(bar);
     }
 
