@@ -3,78 +3,43 @@
 //!
 //! The reading thread copies the array's text in blocks of `BLOCK` bytes,
 //! each cut after its last comma so that no number is split (the rest
-//! starts the next block). Workers turn blocks into numbers, then learn
-//! from the `Relay` the index of their block's first number (the count of
-//! all numbers before it, passed on block by block), which says the field
-//! each number is, and fill small columns (`Columns`). The reading thread
-//! appends those in block order. So the input is still read once,
-//! front to back, as it arrives (a snapshot streamed over the inspector is
-//! never held whole), and the columns are the ones the one-thread scanner
-//! fills, number for number: `tests.rs` compares the two.
+//! starts the next block), and counts the block's commas: so it knows,
+//! before any worker parses a block, the index of the block's first number,
+//! which says the field each number is. It hands each block to a worker
+//! with its stretch of every column (`slots.rs`); workers turn the text
+//! into numbers and store them there, side by side, with no lock. So the
+//! input is still read once, front to back, as it arrives (a snapshot
+//! streamed over the inspector is never held whole), and the columns are
+//! the ones the one-thread scanner fills, number for number: `tests.rs`
+//! compares the two.
+//!
+//! Columns reserved from the header's counts take the whole array in one
+//! stretch. When they are full (a stream of unknown size, a header that
+//! undercounts), the blocks in flight are finished, the columns grow, and
+//! a new stretch starts.
 //!
 //! Memory beyond the columns is the blocks in flight: at most
 //! `IN_FLIGHT_PER_WORKER` per worker, each `BLOCK` bytes of text plus its
-//! small columns (about the same again), about 12 MB on two workers.
+//! numbers (about twice that), about 12 MB on two workers.
 //!
 //! Hand-written, like `scan.rs`: the per-number work is what the whole
 //! engine's speed rests on.
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::sync::{Condvar, Mutex, mpsc};
-
-/// Hands each block the index of its first number, in block order: a block
-/// takes it once the block before has added its count.
-#[derive(Default)]
-struct Relay {
-    state: Mutex<RelayState>,
-    turn: Condvar,
-}
-
-#[derive(Default)]
-struct RelayState {
-    /// The block whose turn it is.
-    next: u64,
-    /// Numbers in the blocks before it.
-    first: u64,
-    /// The reading thread stopped: nobody waits for a turn any more.
-    abandoned: bool,
-}
-
-impl Relay {
-    /// The index of block `seq`'s first number, once known; `count` is
-    /// its own count, for the next block.
-    fn take(&self, seq: u64, count: u64) -> u64 {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while state.next != seq && !state.abandoned {
-            state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
-        let first = state.first;
-        state.first += count;
-        state.next += 1;
-        self.turn.notify_all();
-        first
-    }
-
-    fn abandon(&self) {
-        self.state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .abandoned = true;
-        self.turn.notify_all();
-    }
-}
+use std::sync::mpsc;
 
 use super::SnapshotParseError;
 use super::records::{Columns, Records};
 use super::scan::Scanner;
+use super::slots::{Room, Slots, commit};
 
 /// Bytes of array text per block: large next to the per-block cost
-/// (a channel message, an append), small next to any snapshot worth
-/// splitting.
+/// (a channel message, carving its slots), small next to any snapshot
+/// worth splitting.
 pub(super) const BLOCK: usize = 1 << 20;
 /// Blocks queued or being parsed per worker: two keep a worker busy while
-/// the reading thread appends the previous result.
+/// the reading thread reads the next.
 const IN_FLIGHT_PER_WORKER: usize = 2;
 
 /// One block of an array's text and where it sits.
@@ -86,12 +51,28 @@ struct Block {
     seq: u64,
     /// The array's `]` follows the block: its last number ends there.
     last: bool,
-    /// Emptied columns of an earlier block, to fill again (no new pages).
-    columns: Columns,
+    /// Numbers in the block, if its text is well formed: its commas (and
+    /// one more after the last comma of the array).
+    count: usize,
 }
 
-/// What a worker made of a block: its columns and how many numbers it held.
-type Parsed = Result<(Columns, u64, Vec<u8>), SnapshotParseError>;
+/// A block, the index of its first number, and where its numbers go.
+struct Job<'a> {
+    block: Block,
+    first: u64,
+    slots: Slots<'a>,
+}
+
+/// What a worker made of a block: its buffer back, for the next block.
+type Parsed = Result<Vec<u8>, SnapshotParseError>;
+
+/// How a stretch of the columns ended.
+enum Stretch {
+    /// The array's `]` was reached.
+    Done,
+    /// The columns are full; this block is the first that did not fit.
+    Full(Block),
+}
 
 /// Scans `[n, n, …]` into columns on `workers` threads. The scanner must
 /// be just before the `[`. Returns the columns and the count of numbers.
@@ -104,140 +85,197 @@ pub(super) fn scan_array<R: Read>(
 ) -> Result<(Columns, u64), SnapshotParseError> {
     scan.expect(b'[')?;
     let mut columns = Columns::with_capacity(layout, reserve_records);
+    let mut cutter = Cutter {
+        carry: Vec::new(),
+        seq: 0,
+        block_size,
+    };
+    let mut numbers = 0u64;
+    let mut waiting = None;
+    loop {
+        let mut room = Room::new(&mut columns);
+        let end = fill_stretch(
+            scan,
+            layout,
+            &mut room,
+            &mut cutter,
+            waiting.take(),
+            &mut numbers,
+            workers,
+        )?;
+        let carved = room.carved();
+        // SAFETY: `fill_stretch` returned Ok: every block it gave slots
+        // came back from its worker without error, so all were written.
+        unsafe { commit(&mut columns, carved) };
+        match end {
+            Stretch::Done => return Ok((columns, numbers)),
+            Stretch::Full(block) => {
+                // Double the columns, and at least room for this block.
+                let records = (numbers / layout.width() as u64) as usize;
+                let needed = block.count.div_ceil(layout.width()) + 1;
+                columns.reserve_records(layout, records.max(needed));
+                waiting = Some(block);
+            }
+        }
+    }
+}
+
+/// Parses blocks into `room` until the array ends or the room is full.
+fn fill_stretch<'a, R: Read>(
+    scan: &mut Scanner<R>,
+    layout: &Records,
+    room: &mut Room<'a>,
+    cutter: &mut Cutter,
+    mut waiting: Option<Block>,
+    numbers: &mut u64,
+    workers: usize,
+) -> Result<Stretch, SnapshotParseError> {
     let workers = workers.max(1);
-    let relay = &Relay::default();
     std::thread::scope(|scope| {
-        let mut senders = Vec::with_capacity(workers);
-        let mut results = Vec::with_capacity(workers);
+        let mut feed = Feed {
+            senders: Vec::with_capacity(workers),
+            results: Vec::with_capacity(workers),
+            pending: VecDeque::new(),
+            next: 0,
+            spare: Vec::new(),
+        };
         for _ in 0..workers {
-            let (job_tx, job_rx) = mpsc::sync_channel::<Block>(IN_FLIGHT_PER_WORKER);
+            let (job_tx, job_rx) = mpsc::sync_channel::<Job<'a>>(IN_FLIGHT_PER_WORKER);
             let (done_tx, done_rx) = mpsc::sync_channel::<Parsed>(IN_FLIGHT_PER_WORKER);
             scope.spawn(move || {
                 let mut numbers = Vec::new();
-                for block in job_rx {
-                    let parsed = parse_block(block, layout, &mut numbers, relay);
-                    if done_tx.send(parsed).is_err() {
+                for job in job_rx {
+                    if done_tx
+                        .send(parse_block(job, layout, &mut numbers))
+                        .is_err()
+                    {
                         return;
                     }
                 }
             });
-            senders.push(job_tx);
-            results.push(done_rx);
+            feed.senders.push(job_tx);
+            feed.results.push(done_rx);
         }
-        let mut feed = Feed {
-            senders,
-            results,
-            pending: VecDeque::new(),
-            next: 0,
-            columns: &mut columns,
-            numbers: 0,
-            spare: Vec::new(),
-            spare_columns: (0..workers).map(|_| Vec::new()).collect(),
-        };
-        let outcome = feed.run(scan, block_size);
-        // Dropping the senders ends the workers; the scope joins them.
-        drop(feed);
-        relay.abandon();
-        outcome
+        // Dropping `feed` on the way out ends the workers; the scope joins them.
+        loop {
+            let block = match waiting.take() {
+                Some(block) => block,
+                None => match cutter.next(scan, feed.spare.pop().unwrap_or_default()) {
+                    Ok(block) => block,
+                    // An earlier block's error comes first, as it would in one pass.
+                    Err(e) => return feed.drain().and(Err(e)),
+                },
+            };
+            let Some(slots) = room.carve(layout, *numbers, block.count) else {
+                feed.drain()?;
+                return Ok(Stretch::Full(block));
+            };
+            let last = block.last;
+            let first = *numbers;
+            *numbers += block.count as u64;
+            feed.send(Job {
+                block,
+                first,
+                slots,
+            })?;
+            if last {
+                feed.drain()?;
+                return Ok(Stretch::Done);
+            }
+        }
     })
-    .map(|numbers| (columns, numbers))
 }
 
-/// The reading thread's side: blocks out in order, results back in order.
-struct Feed<'c> {
-    senders: Vec<mpsc::SyncSender<Block>>,
-    results: Vec<mpsc::Receiver<Parsed>>,
-    /// Workers of the blocks sent and not yet appended, oldest first.
-    pending: VecDeque<usize>,
-    /// The worker the next block goes to (round robin).
-    next: usize,
-    columns: &'c mut Columns,
-    /// Numbers appended so far.
-    numbers: u64,
-    /// A returned block buffer, reused for the next block.
-    spare: Vec<u8>,
-    /// Returned columns per worker, sent back with its next block.
-    spare_columns: Vec<Vec<Columns>>,
+/// Cuts the array's text into blocks that end after a comma.
+struct Cutter {
+    /// Text after the last block's last comma: the next block starts with it.
+    carry: Vec<u8>,
+    /// The next block's place.
+    seq: u64,
+    block_size: usize,
 }
 
-impl Feed<'_> {
-    fn run<R: Read>(
+impl Cutter {
+    /// The next block, read into `bytes` (a spare buffer).
+    fn next<R: Read>(
         &mut self,
         scan: &mut Scanner<R>,
-        block_size: usize,
-    ) -> Result<u64, SnapshotParseError> {
-        let mut carry: Vec<u8> = Vec::new();
-        let mut seq = 0u64;
+        mut bytes: Vec<u8>,
+    ) -> Result<Block, SnapshotParseError> {
         loop {
-            let mut bytes = std::mem::take(&mut self.spare);
             bytes.clear();
-            let offset = scan.offset() - carry.len() as u64;
-            bytes.append(&mut carry);
-            let last = match scan.array_text(&mut bytes, block_size) {
-                Ok(last) => last,
-                // An earlier block's error comes first, as it would in one pass.
-                Err(e) => return self.drain().and(Err(e)),
-            };
+            let offset = scan.offset() - self.carry.len() as u64;
+            bytes.append(&mut self.carry);
+            let last = scan.array_text(&mut bytes, self.block_size)?;
             if !last {
                 let Some(cut) = memchr::memrchr(b',', &bytes) else {
                     // No comma: whitespace between numbers is dropped (the
                     // next block's offset follows the input); anything else
                     // is the start of a number that waits for its comma.
                     if !bytes.iter().all(u8::is_ascii_whitespace) {
-                        carry = bytes;
+                        self.carry = std::mem::take(&mut bytes);
                     }
                     continue;
                 };
-                carry.extend_from_slice(&bytes[cut + 1..]);
+                self.carry.extend_from_slice(&bytes[cut + 1..]);
                 bytes.truncate(cut + 1);
             }
-            self.send(Block {
+            // memchr's count is vectorised: a plain filter-count here was
+            // a seventh of a second on a 440 MB snapshot.
+            let commas = memchr::memchr_iter(b',', &bytes).count();
+            let after_last_comma = last && !bytes.iter().all(u8::is_ascii_whitespace);
+            let block = Block {
+                count: commas + usize::from(after_last_comma),
                 bytes,
                 offset,
-                seq,
+                seq: self.seq,
                 last,
-                columns: Columns::default(),
-            })?;
-            seq += 1;
-            if last {
-                return self.drain();
-            }
+            };
+            self.seq += 1;
+            return Ok(block);
         }
     }
+}
 
-    fn send(&mut self, mut block: Block) -> Result<(), SnapshotParseError> {
+/// The reading thread's side: jobs out in order, results back in order.
+struct Feed<'a> {
+    senders: Vec<mpsc::SyncSender<Job<'a>>>,
+    results: Vec<mpsc::Receiver<Parsed>>,
+    /// Workers of the jobs sent and not yet received, oldest first.
+    pending: VecDeque<usize>,
+    /// The worker the next job goes to (round robin).
+    next: usize,
+    /// Block buffers come back, for the next blocks.
+    spare: Vec<Vec<u8>>,
+}
+
+impl<'a> Feed<'a> {
+    fn send(&mut self, job: Job<'a>) -> Result<(), SnapshotParseError> {
         if self.pending.len() >= self.senders.len() * IN_FLIGHT_PER_WORKER {
             self.receive_one()?;
         }
         let worker = self.next;
-        block.columns = self.spare_columns[worker].pop().unwrap_or_default();
         self.next = (self.next + 1) % self.senders.len();
-        self.senders[worker]
-            .send(block)
-            .map_err(|_| worker_lost())?;
+        self.senders[worker].send(job).map_err(|_| worker_lost())?;
         self.pending.push_back(worker);
         Ok(())
     }
 
-    /// Appends the oldest block's columns.
+    /// Takes the oldest job's outcome: its error first, in block order.
     fn receive_one(&mut self) -> Result<(), SnapshotParseError> {
         let Some(worker) = self.pending.pop_front() else {
             return Ok(());
         };
-        let (columns, numbers, bytes) =
-            self.results[worker].recv().map_err(|_| worker_lost())??;
-        self.columns.append(&columns);
-        self.numbers += numbers;
-        self.spare = bytes;
-        self.spare_columns[worker].push(columns);
+        let bytes = self.results[worker].recv().map_err(|_| worker_lost())??;
+        self.spare.push(bytes);
         Ok(())
     }
 
-    fn drain(&mut self) -> Result<u64, SnapshotParseError> {
+    fn drain(&mut self) -> Result<(), SnapshotParseError> {
         while !self.pending.is_empty() {
             self.receive_one()?;
         }
-        Ok(self.numbers)
+        Ok(())
     }
 }
 
@@ -250,27 +288,32 @@ fn is_space(b: u8) -> bool {
 }
 
 /// Parses one block in two passes: the text into numbers (one tight loop),
-/// then the numbers into their columns (one loop per field, in
-/// `Columns::extend_from_numbers`). The grammar and the errors are
-/// `Scanner::uint_array`'s: a number's own error (out of range) comes
-/// before a syntax error after it, as it would in one pass.
-fn parse_block(
-    mut block: Block,
-    layout: &Records,
-    numbers: &mut Vec<u64>,
-    relay: &Relay,
-) -> Parsed {
+/// then the numbers into their slots (one loop per field, in
+/// `Slots::fill`). The grammar and the errors are `Scanner::uint_array`'s:
+/// a number's own error (out of range) comes before a syntax error after
+/// it, as it would in one pass.
+fn parse_block(job: Job<'_>, layout: &Records, numbers: &mut Vec<u64>) -> Parsed {
+    let Job {
+        block,
+        first,
+        mut slots,
+    } = job;
     numbers.clear();
     let syntax = scan_numbers(&block, numbers).err();
-    // Always taken, even after an error, so that later blocks get their turn.
-    let first = relay.take(block.seq, numbers.len() as u64);
-    let mut columns = std::mem::take(&mut block.columns);
-    columns.clear();
-    columns.extend_from_numbers(layout, numbers, first)?;
+    slots.fill(layout, numbers, first)?;
     if let Some(error) = syntax {
         return Err(error);
     }
-    Ok((columns, numbers.len() as u64, block.bytes))
+    if numbers.len() != block.count {
+        // Well-formed text has a number per comma: not reached.
+        return Err(SnapshotParseError::Format(format!(
+            "a block at byte {} held {} numbers for {} commas",
+            block.offset,
+            numbers.len(),
+            block.count
+        )));
+    }
+    Ok(block.bytes)
 }
 
 /// The block's numbers, in order, into `numbers`; the first syntax error

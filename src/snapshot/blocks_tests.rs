@@ -127,3 +127,30 @@ fn an_empty_array_and_whitespace_runs_parse_alike() {
         }
     }
 }
+
+#[test]
+fn columns_grow_when_the_header_does_not_say_how_many() {
+    // No counts in the header: the columns start empty and grow stretch by
+    // stretch (the blocks in flight finished before each growth), as for
+    // a snapshot streamed from the inspector.
+    let text = snapshot(3000);
+    let uncounted = text.replace(
+        &format!(",\n\"node_count\":3000,\"edge_count\":{}", 2 * 2999),
+        "",
+    );
+    assert!(
+        !uncounted.contains("\"node_count\""),
+        "{}",
+        &uncounted[..400]
+    );
+    let one = parse(&uncounted, 1, 1 << 20).unwrap();
+    assert_eq!(one.node_count(), 3000);
+    for block in [7, 64, 4096] {
+        let options = ParseOptions {
+            threads: 2,
+            block_size: block,
+        };
+        let many = parse_with(uncounted.as_bytes(), None, options).unwrap();
+        assert_same(&one, &many);
+    }
+}

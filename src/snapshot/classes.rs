@@ -239,22 +239,23 @@ impl Children {
 
 pub fn dominator_children(doms: &Dominators) -> Children {
     let n = doms.idom.len();
+    // Counts per dominator, summed into the end of each one's range; the
+    // children are then placed from the back, so each range ends up in
+    // ascending order and `first[d]` at its start (one array fewer than
+    // counting and filling forward).
     let mut first = vec![0u32; n + 1];
-    for (i, d) in doms.idom.iter().enumerate() {
-        if i != 0 {
-            first[d.index() + 1] += 1;
-        }
+    for d in doms.idom.iter().skip(1) {
+        first[d.index()] += 1;
     }
-    for i in 0..n {
-        first[i + 1] += first[i];
+    let mut sum = 0;
+    for f in &mut first {
+        sum += *f;
+        *f = sum;
     }
-    let mut fill = first.clone();
     let mut list = vec![NodeId::ROOT; n.saturating_sub(1)];
-    for (i, d) in doms.idom.iter().enumerate() {
-        if i != 0 {
-            list[fill[d.index()] as usize] = NodeId(i as u32);
-            fill[d.index()] += 1;
-        }
+    for (i, d) in doms.idom.iter().enumerate().skip(1).rev() {
+        first[d.index()] -= 1;
+        list[first[d.index()] as usize] = NodeId(i as u32);
     }
     Children { first, list }
 }

@@ -29,10 +29,15 @@ pub struct Dominators {
 impl Dominators {
     pub fn compute(graph: &HeapGraph) -> Dominators {
         let n = graph.node_count();
+        let p = super::phases::Phase::start("dfs");
         let mut order = DfsOrder::compute(graph);
+        drop(p);
+        let p = super::phases::Phase::start("semi + idom");
         let parent = std::mem::take(&mut order.parent);
         let mut idom_dfn = semidominators_to_idoms(graph, &order, parent);
         idom_dfn[0] = 0;
+        drop(p);
+        let _p = super::phases::Phase::start("idom to nodes, retained");
         // Everything below works in node space, keeping one array per figure
         // alive: peak memory is what limits the size of snapshot we can read.
         order.dfn = Vec::new();

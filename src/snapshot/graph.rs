@@ -37,8 +37,9 @@ impl NodeId {
 #[derive(Debug, Default)]
 pub struct Strings {
     pub(crate) bytes: Vec<u8>,
-    /// `starts[i]..starts[i + 1]` is string `i`.
-    pub(crate) starts: Vec<u64>,
+    /// `starts[i]..starts[i + 1]` is string `i` (u32: the parser refuses
+    /// an arena past 4 GiB, far beyond any snapshot this engine can hold).
+    pub(crate) starts: Vec<u32>,
 }
 
 impl Strings {
@@ -302,30 +303,34 @@ impl HeapGraph {
     /// Builds the reverse index of essential edges (called once by the parser).
     pub(crate) fn build_retainers(&mut self) {
         let n = self.node_count();
-        let mut counts = vec![0u32; n + 1];
+        // Counts summed into the end of each node's range, then filled from
+        // the back, edges in reverse: each range ends in edge order with
+        // `first[to]` at its start (no second array of cursors).
+        let mut first = vec![0u32; n + 1];
         for from in 0..n as u32 {
             for e in self.edges(NodeId(from)) {
                 if self.is_essential(NodeId(from), self.edge_type(e)) {
-                    counts[self.edge_to(e).index() + 1] += 1;
+                    first[self.edge_to(e).index()] += 1;
                 }
             }
         }
-        for i in 0..n {
-            counts[i + 1] += counts[i];
+        let mut sum = 0;
+        for f in &mut first {
+            sum += *f;
+            *f = sum;
         }
-        let total = counts[n] as usize;
-        let mut retainers = vec![NodeId(0); total];
-        let mut fill = counts.clone();
-        for from in 0..n as u32 {
-            for e in self.edges(NodeId(from)) {
+        let mut retainers = vec![NodeId(0); sum as usize];
+        for from in (0..n as u32).rev() {
+            let edges = self.first_edge[from as usize]..self.first_edge[from as usize + 1];
+            for e in edges.rev().map(EdgeId) {
                 if self.is_essential(NodeId(from), self.edge_type(e)) {
                     let to = self.edge_to(e).index();
-                    retainers[fill[to] as usize] = NodeId(from);
-                    fill[to] += 1;
+                    first[to] -= 1;
+                    retainers[first[to] as usize] = NodeId(from);
                 }
             }
         }
-        self.first_retainer = counts;
+        self.first_retainer = first;
         self.retainers = retainers;
     }
 }

@@ -16,9 +16,11 @@ mod graph;
 mod holder;
 mod parse;
 mod paths;
+mod phases;
 mod records;
 mod report;
 mod scan;
+mod slots;
 mod tally;
 
 use std::io::Read;

@@ -180,6 +180,7 @@ pub fn parse_with<R: Read>(
                     let l = layout
                         .as_ref()
                         .ok_or_else(|| scan.error("\"snapshot\" (with meta) before \"nodes\""))?;
+                    let _p = super::phases::Phase::start("nodes");
                     edge_counts = read_nodes(&mut scan, l, &mut graph, node_reserve, options)?;
                     seen_nodes = true;
                 }
@@ -190,13 +191,18 @@ pub fn parse_with<R: Read>(
                     if !seen_nodes {
                         return Err(scan.error("\"nodes\" before \"edges\""));
                     }
+                    let _p = super::phases::Phase::start("edges");
                     read_edges(&mut scan, l, &mut graph, edge_reserve, options)?;
                     seen_edges = true;
                 }
                 b"strings" => {
+                    let _p = super::phases::Phase::start("strings and edge index");
                     if options.threads > 1 && seen_edges && indexed.is_none() {
-                        let outcome =
-                            read_strings_beside_index(&mut scan, &mut graph, &edge_counts)?;
+                        let outcome = read_strings_beside_index(
+                            &mut scan,
+                            &mut graph,
+                            std::mem::take(&mut edge_counts),
+                        )?;
                         indexed = Some(outcome);
                     } else {
                         read_strings(&mut scan, &mut graph.strings)?;
@@ -225,7 +231,8 @@ pub fn parse_with<R: Read>(
         }
     }
     graph.file_bytes = scan.consumed;
-    finish(&mut graph, &edge_counts, indexed)?;
+    let _p = super::phases::Phase::start("finish");
+    finish(&mut graph, edge_counts, indexed)?;
     Ok(graph)
 }
 
@@ -352,38 +359,37 @@ fn read_strings<R: Read>(
     strings: &mut Strings,
 ) -> Result<(), SnapshotParseError> {
     strings.starts.push(0);
-    scan.expect(b'[')?;
-    if scan.eat(b']')? {
-        return Ok(());
-    }
-    loop {
-        scan.string_into(&mut strings.bytes)?;
-        strings.starts.push(strings.bytes.len() as u64);
-        if scan.eat(b',')? {
-            continue;
-        }
-        scan.expect(b']')?;
-        return Ok(());
-    }
+    let starts = &mut strings.starts;
+    scan.string_array(&mut strings.bytes, |bytes| {
+        let end = u32::try_from(bytes.len()).map_err(|_| {
+            SnapshotParseError::Format("the strings add up to more than 4 GiB".into())
+        })?;
+        starts.push(end);
+        Ok(())
+    })
 }
 
 /// Builds the edge offsets from the nodes' edge counts, checking they
 /// add up to the edges, and the retainers. Needs no strings, so with
 /// threads it runs while the strings are read.
-fn index_edges(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), SnapshotParseError> {
+fn index_edges(graph: &mut HeapGraph, edge_counts: Vec<u32>) -> Result<(), SnapshotParseError> {
     let n = graph.node_id.len();
     if n == 0 {
         return Err(SnapshotParseError::Format(
             "the snapshot has no nodes".into(),
         ));
     }
-    let mut first_edge = Vec::with_capacity(n + 1);
+    // The counts become the offsets in place: no new 4 bytes a node.
+    let mut first_edge = edge_counts;
+    first_edge.truncate(n);
     let mut total: u64 = 0;
-    first_edge.push(0);
-    for count in edge_counts {
-        total += u64::from(*count);
-        first_edge.push(u32::try_from(total).map_err(|_| too_big("edge offset"))?);
+    for slot in first_edge.iter_mut() {
+        let count = *slot;
+        *slot = u32::try_from(total).map_err(|_| too_big("edge offset"))?;
+        total += u64::from(count);
     }
+    first_edge.reserve_exact(1);
+    first_edge.push(u32::try_from(total).map_err(|_| too_big("edge offset"))?);
     if total != graph.edge_to.len() as u64 {
         return Err(SnapshotParseError::Format(format!(
             "the nodes' edge counts add up to {total}, but \"edges\" holds {} edges",
@@ -400,12 +406,17 @@ fn index_edges(graph: &mut HeapGraph, edge_counts: &[u32]) -> Result<(), Snapsho
 fn read_strings_beside_index<R: Read>(
     scan: &mut Scanner<R>,
     graph: &mut HeapGraph,
-    edge_counts: &[u32],
+    edge_counts: Vec<u32>,
 ) -> Result<Result<(), SnapshotParseError>, SnapshotParseError> {
     let mut strings = std::mem::take(&mut graph.strings);
     let (read, indexed) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| index_edges(graph, edge_counts));
+        let worker = scope.spawn(|| {
+            let _p = super::phases::Phase::start("index edges (beside strings)");
+            index_edges(graph, edge_counts)
+        });
+        let p = super::phases::Phase::start("strings read");
         let read = read_strings(scan, &mut strings);
+        drop(p);
         (read, worker.join())
     });
     graph.strings = strings;
@@ -421,7 +432,7 @@ fn read_strings_beside_index<R: Read>(
 /// (unless `indexed` says they were built beside the strings).
 fn finish(
     graph: &mut HeapGraph,
-    edge_counts: &[u32],
+    edge_counts: Vec<u32>,
     indexed: Option<Result<(), SnapshotParseError>>,
 ) -> Result<(), SnapshotParseError> {
     match indexed {

@@ -54,22 +54,6 @@ pub(super) struct Columns {
     pub(super) edge_to: Vec<NodeId>,
 }
 
-/// Pushes each value `convert` accepts; the index of the first it refuses.
-#[inline]
-fn push_all<T>(
-    column: &mut Vec<T>,
-    values: impl Iterator<Item = u64>,
-    convert: impl Fn(u64) -> Option<T>,
-) -> Option<usize> {
-    for (k, v) in values.enumerate() {
-        match convert(v) {
-            Some(value) => column.push(value),
-            None => return Some(k),
-        }
-    }
-    None
-}
-
 fn too_big(field: &str) -> SnapshotParseError {
     SnapshotParseError::Format(format!("a {field} value does not fit in 32 bits"))
 }
@@ -78,20 +62,7 @@ impl Columns {
     /// Room for `records` records of `layout`, in the columns it uses.
     pub(super) fn with_capacity(layout: &Records, records: usize) -> Columns {
         let mut columns = Columns::default();
-        for slot in &layout.slots {
-            match slot {
-                Slot::NodeType => columns.node_type.reserve_exact(records),
-                Slot::NodeName => columns.node_name.reserve_exact(records),
-                Slot::NodeId => columns.node_id.reserve_exact(records),
-                Slot::SelfSize => columns.self_size.reserve_exact(records),
-                Slot::EdgeCount => columns.edge_count.reserve_exact(records),
-                Slot::Detachedness => columns.detachedness.reserve_exact(records),
-                Slot::EdgeType => columns.edge_type.reserve_exact(records),
-                Slot::EdgeName => columns.edge_name.reserve_exact(records),
-                Slot::EdgeTo => columns.edge_to.reserve_exact(records),
-                Slot::Ignored => {}
-            }
-        }
+        columns.reserve_records(layout, records);
         columns
     }
 
@@ -139,91 +110,21 @@ impl Columns {
         Ok(())
     }
 
-    /// Stores `numbers`, the array's numbers from index `first` on: one
-    /// tight loop per field instead of a choice per number. The same checks
-    /// and the same first error, in array order, as `store` one by one.
-    pub(super) fn extend_from_numbers(
-        &mut self,
-        layout: &Records,
-        numbers: &[u64],
-        first: u64,
-    ) -> Result<(), SnapshotParseError> {
-        let width = layout.width();
-        let mut first_bad: Option<usize> = None;
-        for (field, slot) in layout.slots.iter().enumerate() {
-            // The first of `numbers` that is this field.
-            let start = (field + width - (first % width as u64) as usize) % width;
-            let values = numbers.iter().skip(start).step_by(width).copied();
-            let bad = match slot {
-                Slot::NodeType => push_all(&mut self.node_type, values, |v| Some(v.min(255) as u8)),
-                Slot::Detachedness => {
-                    push_all(&mut self.detachedness, values, |v| Some(v.min(255) as u8))
-                }
-                Slot::EdgeType => push_all(&mut self.edge_type, values, |v| Some(v.min(255) as u8)),
-                Slot::NodeName => push_all(&mut self.node_name, values, |v| {
-                    u32::try_from(v).ok().map(StringId)
-                }),
-                Slot::NodeId => push_all(&mut self.node_id, values, |v| u32::try_from(v).ok()),
-                Slot::SelfSize => push_all(&mut self.self_size, values, |v| {
-                    Some(u32::try_from(v).unwrap_or(u32::MAX))
-                }),
-                Slot::EdgeCount => {
-                    push_all(&mut self.edge_count, values, |v| u32::try_from(v).ok())
-                }
-                Slot::EdgeName => push_all(&mut self.edge_name, values, |v| u32::try_from(v).ok()),
-                Slot::EdgeTo => {
-                    let (node_width, node_numbers) = (layout.node_width, layout.node_numbers);
-                    push_all(&mut self.edge_to, values, |v| {
-                        (v.is_multiple_of(node_width) && v < node_numbers)
-                            .then_some(NodeId((v / node_width) as u32))
-                    })
-                }
-                Slot::Ignored => None,
-            };
-            if let Some(k) = bad {
-                let position = start + k * width;
-                first_bad = Some(first_bad.map_or(position, |p| p.min(position)));
+    /// Room for `additional` more records in the columns `layout` uses.
+    pub(super) fn reserve_records(&mut self, layout: &Records, additional: usize) {
+        for slot in &layout.slots {
+            match slot {
+                Slot::NodeType => self.node_type.reserve_exact(additional),
+                Slot::NodeName => self.node_name.reserve_exact(additional),
+                Slot::NodeId => self.node_id.reserve_exact(additional),
+                Slot::SelfSize => self.self_size.reserve_exact(additional),
+                Slot::EdgeCount => self.edge_count.reserve_exact(additional),
+                Slot::Detachedness => self.detachedness.reserve_exact(additional),
+                Slot::EdgeType => self.edge_type.reserve_exact(additional),
+                Slot::EdgeName => self.edge_name.reserve_exact(additional),
+                Slot::EdgeTo => self.edge_to.reserve_exact(additional),
+                Slot::Ignored => {}
             }
         }
-        match first_bad {
-            // The error `store` gives for that number.
-            Some(p) => Columns::default()
-                .store(
-                    layout,
-                    (first + p as u64) as usize % width,
-                    numbers[p],
-                    first + p as u64,
-                )
-                .and(Err(SnapshotParseError::Format(
-                    "a value out of range".into(),
-                ))),
-            None => Ok(()),
-        }
-    }
-
-    /// Appends `other`'s columns after this one's.
-    pub(super) fn append(&mut self, other: &Columns) {
-        self.node_type.extend_from_slice(&other.node_type);
-        self.node_name.extend_from_slice(&other.node_name);
-        self.node_id.extend_from_slice(&other.node_id);
-        self.self_size.extend_from_slice(&other.self_size);
-        self.edge_count.extend_from_slice(&other.edge_count);
-        self.detachedness.extend_from_slice(&other.detachedness);
-        self.edge_type.extend_from_slice(&other.edge_type);
-        self.edge_name.extend_from_slice(&other.edge_name);
-        self.edge_to.extend_from_slice(&other.edge_to);
-    }
-
-    /// Empties every column, keeping its allocation for the next block.
-    pub(super) fn clear(&mut self) {
-        self.node_type.clear();
-        self.node_name.clear();
-        self.node_id.clear();
-        self.self_size.clear();
-        self.edge_count.clear();
-        self.detachedness.clear();
-        self.edge_type.clear();
-        self.edge_name.clear();
-        self.edge_to.clear();
     }
 }

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Analysis;
-use super::classes::{ClassIndex, summarise};
+use super::classes::{ClassIndex, ClassTotals, summarise};
 use super::diff::{Before, compare_classes, new_nodes};
 use super::dominators::Dominators;
 use super::graph::{HeapGraph, NodeId};
@@ -86,58 +86,113 @@ pub struct DiffReport {
     pub holders: Vec<Holder>,
 }
 
-fn totals(a: &Analysis) -> Totals {
-    let g = &a.graph;
+fn totals(graph: &HeapGraph, paths: &Paths) -> Totals {
     Totals {
-        file_bytes: g.file_bytes,
-        nodes: g.node_count() as u64,
-        edges: g.edge_count() as u64,
-        strings: g.strings.len() as u64,
-        self_size: g.nodes().map(|n| g.self_size(n)).sum(),
-        unreachable_nodes: g.nodes().filter(|n| !a.paths.reachable(*n)).count() as u64,
+        file_bytes: graph.file_bytes,
+        nodes: graph.node_count() as u64,
+        edges: graph.edge_count() as u64,
+        strings: graph.strings.len() as u64,
+        self_size: graph.nodes().map(|n| graph.self_size(n)).sum(),
+        unreachable_nodes: graph.nodes().filter(|n| !paths.reachable(*n)).count() as u64,
     }
 }
 
 /// Whether a node is an object a user would recognise as theirs.
-fn is_user_object(a: &Analysis, n: NodeId) -> bool {
+fn is_user_object(graph: &HeapGraph, paths: &Paths, n: NodeId) -> bool {
     use super::graph::NodeType::*;
     matches!(
-        a.graph.node_type(n),
+        graph.node_type(n),
         Object | Closure | Array | Native | Regexp
-    ) && a.paths.reachable(n)
+    ) && paths.reachable(n)
 }
 
+/// The `top` user objects that retain the most, largest first.
+fn largest_objects(graph: &HeapGraph, doms: &Dominators, paths: &Paths, top: usize) -> Vec<NodeId> {
+    let mut objects: Vec<NodeId> = graph
+        .nodes()
+        .filter(|n| *n != NodeId::ROOT && is_user_object(graph, paths, *n))
+        .collect();
+    // Only the top rows are shown: select them, then sort those (a full
+    // sort of millions of objects was a tenth of `inspect`'s analysis).
+    let by_retained = |n: &NodeId| (std::cmp::Reverse(doms.retained(*n)), *n);
+    if objects.len() > top && top > 0 {
+        objects.select_nth_unstable_by_key(top - 1, by_retained);
+        objects.truncate(top);
+    }
+    objects.sort_by_key(by_retained);
+    objects.truncate(top);
+    objects
+}
+
+/// `inspect`'s report of an analysed snapshot.
 pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
-    inspect_report_with(a, &ClassIndex::build(&a.graph), top)
+    let index = ClassIndex::build(&a.graph);
+    let classes = summarise(&a.graph, &a.dominators, &index);
+    let parts = Parts {
+        totals: totals(&a.graph, &a.paths),
+        objects: largest_objects(&a.graph, &a.dominators, &a.paths, top),
+        index,
+        classes,
+    };
+    inspect_report_of(a, parts, top)
 }
 
-/// Analyses a parsed graph for `inspect`: the class index (names, types
-/// and edges only) is built on a second thread while this one computes the
-/// paths. Not beside the dominators: the reverse index they need is freed
-/// first, or the peak would pass 1.2× the file (BENCHMARKS.md).
+/// Analyses a parsed graph for `inspect` on two threads once the
+/// dominators are known: the class index and the class summary (names,
+/// types, edges and the dominator tree) on a second thread while this one
+/// computes the paths, the totals and the largest objects. Not beside the
+/// dominators: the reverse index they need is freed first, or the peak
+/// would pass 1.2× the file (BENCHMARKS.md).
 pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (Analysis, InspectReport) {
+    let p = super::phases::Phase::start("dominators");
     let dominators = Dominators::compute(&graph);
     graph.drop_retainers();
-    let (paths, index) = std::thread::scope(|scope| {
-        let side = scope.spawn(|| ClassIndex::build(&graph));
+    drop(p);
+    let _p = super::phases::Phase::start("paths | classes");
+    let (paths, parts) = std::thread::scope(|scope| {
+        let side = scope.spawn(|| {
+            let _p = super::phases::Phase::start("class index and summary");
+            let index = ClassIndex::build(&graph);
+            let classes = summarise(&graph, &dominators, &index);
+            (index, classes)
+        });
         let paths = Paths::compute(&graph);
-        let index = side
+        let totals = totals(&graph, &paths);
+        let objects = largest_objects(&graph, &dominators, &paths, top);
+        let (index, classes) = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (paths, index)
+        let parts = Parts {
+            totals,
+            objects,
+            index,
+            classes,
+        };
+        (paths, parts)
     });
     let analysis = Analysis {
         graph,
         dominators,
         paths,
     };
-    let report = inspect_report_with(&analysis, &index, top);
+    let report = inspect_report_of(&analysis, parts, top);
     (analysis, report)
 }
 
-fn inspect_report_with(a: &Analysis, index: &ClassIndex, top: usize) -> InspectReport {
+/// What an inspect report is made of, computed where it is cheapest.
+struct Parts {
+    totals: Totals,
+    /// The largest retainers, in order.
+    objects: Vec<NodeId>,
+    index: ClassIndex,
+    /// Every class, largest retained size first.
+    classes: Vec<(String, ClassTotals)>,
+}
+
+fn inspect_report_of(a: &Analysis, parts: Parts, top: usize) -> InspectReport {
     let g = &a.graph;
-    let classes = summarise(g, &a.dominators, index)
+    let classes = parts
+        .classes
         .into_iter()
         .take(top)
         .map(|(class, t)| ClassRow {
@@ -147,24 +202,12 @@ fn inspect_report_with(a: &Analysis, index: &ClassIndex, top: usize) -> InspectR
             retained_size: t.retained_size,
         })
         .collect();
-    let mut objects: Vec<NodeId> = g
-        .nodes()
-        .filter(|n| *n != NodeId::ROOT && is_user_object(a, *n))
-        .collect();
-    // Only the top rows are shown: select them, then sort those (a full
-    // sort of millions of objects was a tenth of `inspect`'s analysis).
-    let by_retained = |n: &NodeId| (std::cmp::Reverse(a.dominators.retained(*n)), *n);
-    if objects.len() > top && top > 0 {
-        objects.select_nth_unstable_by_key(top - 1, by_retained);
-        objects.truncate(top);
-    }
-    objects.sort_by_key(by_retained);
-    let largest_retainers = objects
+    let largest_retainers = parts
+        .objects
         .into_iter()
-        .take(top)
         .map(|n| ObjectRow {
             id: g.id(n),
-            class: index.class_of(n).to_string(),
+            class: parts.index.class_of(n).to_string(),
             name: g.name(n).to_string(),
             self_size: g.self_size(n),
             retained_size: a.dominators.retained(n),
@@ -173,7 +216,7 @@ fn inspect_report_with(a: &Analysis, index: &ClassIndex, top: usize) -> InspectR
         .collect();
     InspectReport {
         schema_version: 1,
-        totals: totals(a),
+        totals: parts.totals,
         classes,
         largest_retainers,
     }
@@ -253,7 +296,7 @@ pub fn diff_graph(
     let report = DiffReport {
         schema_version: 1,
         before: before.totals.clone(),
-        after: totals(&after),
+        after: totals(&after.graph, &after.paths),
         classes: classes.into_iter().take(top).collect(),
         grew_by_self_size,
         holders,

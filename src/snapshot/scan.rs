@@ -133,7 +133,7 @@ impl<R: Read> Scanner<R> {
                 return Err(self.eof("the end of a string"));
             }
             let chunk = &self.buf[self.pos..self.len];
-            match chunk.iter().position(|&b| b == b'"' || b == b'\\') {
+            match memchr::memchr2(b'"', b'\\', chunk) {
                 Some(i) => {
                     out.extend_from_slice(&chunk[..i]);
                     let quote = chunk[i] == b'"';
@@ -149,6 +149,65 @@ impl<R: Read> Scanner<R> {
                 }
             }
         }
+    }
+
+    /// Reads `["…", "…", …]`, appending each string's unescaped bytes to
+    /// `out` and calling `end` after each. The `strings` section is a
+    /// snapshot's millions of short strings: each is read here straight
+    /// from the buffer when it can be (`plain_string`), with
+    /// `string_into` and its escapes for the rest.
+    pub fn string_array(
+        &mut self,
+        out: &mut Vec<u8>,
+        mut end: impl FnMut(&[u8]) -> Result<(), SnapshotParseError>,
+    ) -> Result<(), SnapshotParseError> {
+        self.expect(b'[')?;
+        if self.eat(b']')? {
+            return Ok(());
+        }
+        loop {
+            if let Some(separator) = self.plain_string(out) {
+                end(out)?;
+                if separator == b']' {
+                    return Ok(());
+                }
+                continue;
+            }
+            self.string_into(out)?;
+            end(out)?;
+            if self.eat(b',')? {
+                continue;
+            }
+            self.expect(b']')?;
+            return Ok(());
+        }
+    }
+
+    /// A string with no escapes, and the `,` or `]` after it, when all of
+    /// it is in the buffer: its bytes appended to `out`, the separator
+    /// consumed and returned. Otherwise `None`, and nothing consumed.
+    fn plain_string(&mut self, out: &mut Vec<u8>) -> Option<u8> {
+        let text = &self.buf[self.pos..self.len];
+        let mut i = 0;
+        while i < text.len() && text[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if text.get(i) != Some(&b'"') {
+            return None;
+        }
+        let body = i + 1;
+        let close = body + memchr::memchr2(b'"', b'\\', &text[body..])?;
+        if text[close] != b'"' {
+            return None;
+        }
+        let mut j = close + 1;
+        while j < text.len() && text[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let separator = *text.get(j).filter(|b| matches!(b, b',' | b']'))?;
+        out.extend_from_slice(&text[body..close]);
+        self.pos += j + 1;
+        Some(separator)
     }
 
     fn next_raw(&mut self, expected: &str) -> Result<u8, SnapshotParseError> {

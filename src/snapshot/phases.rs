@@ -1,0 +1,49 @@
+//! Phase times of the snapshot engine on stderr, when `LEAKCHECK_PHASES`
+//! is set: what BENCHMARKS.md's breakdowns of `inspect` and `diff` quote,
+//! and the first thing to read before making the engine faster.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("LEAKCHECK_PHASES").is_some())
+}
+
+/// Prints `name` and its time when dropped (if enabled).
+pub(crate) struct Phase {
+    name: &'static str,
+    started: Instant,
+}
+
+impl Phase {
+    pub(crate) fn start(name: &'static str) -> Phase {
+        Phase {
+            name,
+            started: Instant::now(),
+        }
+    }
+}
+
+impl Drop for Phase {
+    fn drop(&mut self) {
+        if enabled() {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let field = |key: &str| {
+                status
+                    .lines()
+                    .find(|l| l.starts_with(key))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|kb| kb.parse::<u64>().ok())
+                    .map_or(0, |kb| kb / 1024)
+            };
+            eprintln!(
+                "  phase {:<28} {:>7.3} s  rss {:>5} MiB  peak {:>5} MiB",
+                self.name,
+                self.started.elapsed().as_secs_f64(),
+                field("VmRSS:"),
+                field("VmHWM:"),
+            );
+        }
+    }
+}
