@@ -8,7 +8,7 @@ use crate::cli::{DiffArgs, InspectArgs};
 use crate::report::{emit_summary, pretty_json};
 use crate::snapshot::{
     BeforeSummary, DiffReport, HeapGraph, InspectReport, ParseOptions, diff_graph, inspect_graph,
-    parse_with, summarise_before,
+    keep_freed_memory, parse_with, summarise_before,
 };
 use crate::units::mb;
 
@@ -38,6 +38,7 @@ fn report_phases(path: &std::path::Path, graph: &HeapGraph, parsed: f64, total: 
 }
 
 pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
+    keep_freed_memory();
     let started = Instant::now();
     let graph = parse_file(&args.snapshot, args.threads)?;
     let parsed = started.elapsed().as_secs_f64();
@@ -70,6 +71,7 @@ fn summarise_file(path: &std::path::Path, threads: Option<u16>) -> anyhow::Resul
 }
 
 pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
+    keep_freed_memory();
     let size = |p: &std::path::Path| {
         std::fs::metadata(p)
             .map(|m| m.len())

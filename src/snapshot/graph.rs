@@ -277,10 +277,27 @@ impl HeapGraph {
         self.retainers = Vec::new();
     }
 
-    /// Essential edges into `n`, found by one scan of every edge: for the
-    /// few nodes (holders) that need it after the index is gone.
+    /// Essential edges into `n`, in edge order: from the reverse index
+    /// while it is kept, else by one scan of every edge (for the few nodes,
+    /// holders, that need it after the index is gone).
     pub fn edges_into(&self, n: NodeId) -> Vec<(NodeId, EdgeId)> {
         let mut found = Vec::new();
+        if !self.first_retainer.is_empty() {
+            // A retainer is listed once per edge, in edge order: visit each once.
+            let mut previous = None;
+            for &from in self.retainers(n) {
+                if previous == Some(from) {
+                    continue;
+                }
+                previous = Some(from);
+                for edge in self.edges(from) {
+                    if self.edge_to(edge) == n && self.is_essential(from, self.edge_type(edge)) {
+                        found.push((from, edge));
+                    }
+                }
+            }
+            return found;
+        }
         for (e, to) in self.edge_to.iter().enumerate() {
             if *to == n {
                 let edge = EdgeId(e as u32);

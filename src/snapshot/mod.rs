@@ -19,6 +19,7 @@ mod paths;
 mod phases;
 mod records;
 mod report;
+mod reuse;
 mod scan;
 mod slots;
 mod tally;
@@ -37,6 +38,7 @@ pub use report::{
     BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_graph, inspect_report,
     summarise_before,
 };
+pub use reuse::keep_freed_memory;
 pub use tally::{GrowthRow, TextTally, grew_by_self_size};
 
 /// Why a heap snapshot could not be read.

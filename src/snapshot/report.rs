@@ -253,13 +253,11 @@ pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
 /// not its dominator tree, so they run on a second thread while this one
 /// computes dominators: on the demo's 9 + 59 MB pair that overlap is most of what
 /// separates `diff` from parse time (BENCHMARKS.md, heap snapshot engine).
-pub fn diff_graph(
-    before: &BeforeSummary,
-    mut graph: HeapGraph,
-    top: usize,
-) -> (Analysis, DiffReport) {
+pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Analysis, DiffReport) {
+    let phase = super::phases::Phase::start("dominators, paths | comparison");
     let (dominators, paths, columns) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
+            let _p = super::phases::Phase::start("comparison");
             let classes_b = ClassIndex::build(&graph);
             let new = new_nodes(&before.before, &graph);
             let classes = compare_classes(&before.before, &graph, &classes_b, &new);
@@ -275,9 +273,13 @@ pub fn diff_graph(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (dominators, paths, columns)
     });
+    drop(phase);
+    let _p = super::phases::Phase::start("holders");
     let (classes_b, new, classes, grew_by_self_size) = columns;
-    graph.drop_retainers();
-    let after = Analysis {
+    // The reverse index is kept for the holders' retainer paths (it
+    // coexisted with the dominators and paths just above, so the peak
+    // does not move) and freed after them.
+    let mut after = Analysis {
         graph,
         dominators,
         paths,
@@ -293,6 +295,7 @@ pub fn diff_graph(
     holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
     drop_minor_holders(&mut holders);
+    after.graph.drop_retainers();
     let report = DiffReport {
         schema_version: 1,
         before: before.totals.clone(),
