@@ -6,7 +6,8 @@
 //! written without recursion: the DFS, `eval` and `compress` use explicit
 //! stacks, so a million-deep list does not overflow the stack.
 //!
-//! The graph is the snapshot's essential edges (`HeapGraph::is_essential`).
+//! The graph is the snapshot's essential edges (`HeapGraph::is_essential`,
+//! read from its per-type table, `HeapGraph::retains`).
 //! Nodes no essential path reaches from the root (held only through weak
 //! edges) are treated as children of the root, as DevTools does, so every
 //! node has a dominator and a retained size.
@@ -15,7 +16,7 @@
 //! nodes it immediately dominates: summed bottom-up in reverse DFS order,
 //! since an immediate dominator always precedes its nodes in DFS order.
 
-use super::graph::{HeapGraph, NodeId};
+use super::graph::{EssentialTypes, HeapGraph, NodeId};
 
 const NONE: u32 = u32::MAX;
 
@@ -87,10 +88,11 @@ impl DfsOrder {
             virtual_child: Vec::with_capacity(n),
         };
         let mut stack: Vec<(NodeId, u32)> = Vec::new();
-        order.visit(graph, NodeId::ROOT, 0, false, &mut stack);
+        let table = &graph.essential_types();
+        order.visit(graph, table, NodeId::ROOT, 0, false, &mut stack);
         for start in 0..n as u32 {
             if order.dfn[start as usize] == NONE {
-                order.visit(graph, NodeId(start), 0, true, &mut stack);
+                order.visit(graph, table, NodeId(start), 0, true, &mut stack);
             }
         }
         order
@@ -107,6 +109,7 @@ impl DfsOrder {
     fn visit(
         &mut self,
         graph: &HeapGraph,
+        table: &EssentialTypes,
         start: NodeId,
         parent: u32,
         virtual_child: bool,
@@ -123,7 +126,7 @@ impl DfsOrder {
             }
             top.1 += 1;
             let e = super::graph::EdgeId(next);
-            if !graph.is_essential(node, graph.edge_type(e)) {
+            if !graph.retains(table, node, e) {
                 continue;
             }
             let to = graph.edge_to(e);

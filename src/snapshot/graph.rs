@@ -33,6 +33,12 @@ impl NodeId {
     }
 }
 
+/// Which raw edge types retain, from the root and from any other node.
+pub(crate) struct EssentialTypes {
+    anywhere: [bool; 256],
+    from_root: [bool; 256],
+}
+
 /// Interned strings: one byte arena and the start of each string.
 #[derive(Debug, Default)]
 pub struct Strings {
@@ -237,10 +243,7 @@ impl HeapGraph {
         (self.first_edge[n.index()]..self.first_edge[n.index() + 1]).map(EdgeId)
     }
     pub fn edge_type(&self, e: EdgeId) -> EdgeType {
-        self.edge_type_table
-            .get(self.edge_type[e.0 as usize] as usize)
-            .copied()
-            .unwrap_or(EdgeType::Other)
+        self.edge_type_of_raw(self.edge_type[e.0 as usize])
     }
     pub fn edge_to(&self, e: EdgeId) -> NodeId {
         self.edge_to[e.0 as usize]
@@ -311,6 +314,42 @@ impl HeapGraph {
         found
     }
 
+    /// `is_essential` for every raw edge type, looked up once for the
+    /// loops over all edges (the DFS, the reverse index, the paths): a
+    /// table read instead of the type's decoding per edge.
+    pub(crate) fn essential_types(&self) -> EssentialTypes {
+        let mut anywhere = [true; 256];
+        let mut from_root = [true; 256];
+        for (raw, slot) in anywhere.iter_mut().enumerate() {
+            let t = self.edge_type_of_raw(raw as u8);
+            *slot = self.is_essential(NodeId(1), t);
+            from_root[raw] = self.is_essential(NodeId::ROOT, t);
+        }
+        EssentialTypes {
+            anywhere,
+            from_root,
+        }
+    }
+
+    fn edge_type_of_raw(&self, raw: u8) -> EdgeType {
+        self.edge_type_table
+            .get(raw as usize)
+            .copied()
+            .unwrap_or(EdgeType::Other)
+    }
+
+    /// Whether edge `e`, from `from`, keeps its target alive (the table's
+    /// answer to `is_essential`).
+    #[inline]
+    pub(crate) fn retains(&self, table: &EssentialTypes, from: NodeId, e: EdgeId) -> bool {
+        let raw = self.edge_type[e.0 as usize] as usize;
+        if from == NodeId::ROOT {
+            table.from_root[raw]
+        } else {
+            table.anywhere[raw]
+        }
+    }
+
     /// Whether an edge from `from` of type `t` keeps its target alive
     /// (DevTools' "essential edge").
     pub fn is_essential(&self, from: NodeId, t: EdgeType) -> bool {
@@ -323,10 +362,11 @@ impl HeapGraph {
         // Counts summed into the end of each node's range, then filled from
         // the back, edges in reverse: each range ends in edge order with
         // `first[to]` at its start (no second array of cursors).
+        let table = self.essential_types();
         let mut first = vec![0u32; n + 1];
         for from in 0..n as u32 {
             for e in self.edges(NodeId(from)) {
-                if self.is_essential(NodeId(from), self.edge_type(e)) {
+                if self.retains(&table, NodeId(from), e) {
                     first[self.edge_to(e).index()] += 1;
                 }
             }
@@ -340,7 +380,7 @@ impl HeapGraph {
         for from in (0..n as u32).rev() {
             let edges = self.first_edge[from as usize]..self.first_edge[from as usize + 1];
             for e in edges.rev().map(EdgeId) {
-                if self.is_essential(NodeId(from), self.edge_type(e)) {
+                if self.retains(&table, NodeId(from), e) {
                     let to = self.edge_to(e).index();
                     first[to] -= 1;
                     retainers[first[to] as usize] = NodeId(from);

@@ -33,10 +33,11 @@ impl Paths {
         let mut queue = VecDeque::new();
         distance[0] = 0;
         queue.push_back(NodeId::ROOT);
+        let table = graph.essential_types();
         while let Some(node) = queue.pop_front() {
             let next = distance[node.index()] + 1;
             for e in graph.edges(node) {
-                if !graph.is_essential(node, graph.edge_type(e)) {
+                if !graph.retains(&table, node, e) {
                     continue;
                 }
                 let to = graph.edge_to(e);
