@@ -16,7 +16,7 @@
 //! nodes it immediately dominates: summed bottom-up in reverse DFS order,
 //! since an immediate dominator always precedes its nodes in DFS order.
 
-use super::graph::{EssentialTypes, HeapGraph, NodeId};
+use super::graph::{EssentialTypes, HeapGraph, NodeId, Retainers};
 
 const NONE: u32 = u32::MAX;
 
@@ -28,20 +28,29 @@ pub struct Dominators {
 }
 
 impl Dominators {
-    pub fn compute(graph: &HeapGraph) -> Dominators {
+    /// The dominator tree of `graph`, consuming its reverse index (taken
+    /// out with `HeapGraph::take_retainers`): the index is rewritten in
+    /// place in DFS numbers and freed once the semidominators are known,
+    /// which keeps the engine's peak memory at its lowest here.
+    pub fn compute(graph: &HeapGraph, mut retainers: Retainers) -> Dominators {
         let n = graph.node_count();
         let p = super::phases::Phase::start("dfs");
         let mut order = DfsOrder::compute(graph);
         drop(p);
         let p = super::phases::Phase::start("semi + idom");
+        // Retainers by DFS number: the semidominator loop then looks up no
+        // node's number, and the numbers (4 bytes a node) are freed before it.
+        for pred in &mut retainers.list {
+            *pred = NodeId(order.dfn[pred.index()]);
+        }
+        order.dfn = Vec::new();
         let parent = std::mem::take(&mut order.parent);
-        let mut idom_dfn = semidominators_to_idoms(graph, &order, parent);
+        let mut idom_dfn = semidominators_to_idoms(&order, retainers, parent);
         idom_dfn[0] = 0;
         drop(p);
         let _p = super::phases::Phase::start("idom to nodes, retained");
         // Everything below works in node space, keeping one array per figure
         // alive: peak memory is what limits the size of snapshot we can read.
-        order.dfn = Vec::new();
         let mut idom = vec![NodeId::ROOT; n];
         for (w, dominator_dfn) in idom_dfn.iter().enumerate().skip(1) {
             let node = order.vertex[w].index();
@@ -72,20 +81,25 @@ struct DfsOrder {
     dfn: Vec<u32>,
     /// Node of each DFS number.
     vertex: Vec<NodeId>,
-    /// DFS parent, by DFS number.
+    /// DFS parent, by DFS number, with `VIRTUAL` set for a node reached
+    /// only through the virtual root edge (a flag in the parent's spare
+    /// top bit rather than a byte a node of its own).
     parent: Vec<u32>,
-    /// By DFS number: reached only through the virtual root edge.
-    virtual_child: Vec<bool>,
 }
+
+/// The flag in `DfsOrder::parent` of a virtual child of the root. Node
+/// counts stay below it: `DfsOrder::compute` checks.
+const VIRTUAL: u32 = 1 << 31;
 
 impl DfsOrder {
     fn compute(graph: &HeapGraph) -> DfsOrder {
         let n = graph.node_count();
+        // The parser refuses more nodes (`parse::MAX_NODES`).
+        debug_assert!(n < VIRTUAL as usize);
         let mut order = DfsOrder {
             dfn: vec![NONE; n],
             vertex: Vec::with_capacity(n),
             parent: Vec::with_capacity(n),
-            virtual_child: Vec::with_capacity(n),
         };
         let mut stack: Vec<(NodeId, u32)> = Vec::new();
         let table = &graph.essential_types();
@@ -102,8 +116,11 @@ impl DfsOrder {
     fn number(&mut self, node: NodeId, parent: u32, virtual_child: bool) {
         self.dfn[node.index()] = self.vertex.len() as u32;
         self.vertex.push(node);
-        self.parent.push(parent);
-        self.virtual_child.push(virtual_child);
+        self.parent.push(if virtual_child {
+            parent | VIRTUAL
+        } else {
+            parent
+        });
     }
 
     fn visit(
@@ -147,7 +164,11 @@ impl DfsOrder {
 /// no buckets, and the idoms overwrite the parent array in place, which
 /// saves 12 bytes a node over the bucket version at the engine's peak.
 /// Returns idom by DFS number.
-fn semidominators_to_idoms(graph: &HeapGraph, order: &DfsOrder, mut parent: Vec<u32>) -> Vec<u32> {
+fn semidominators_to_idoms(
+    order: &DfsOrder,
+    retainers: Retainers,
+    mut parent: Vec<u32>,
+) -> Vec<u32> {
     let n = order.vertex.len();
     let mut semi: Vec<u32> = (0..n as u32).collect();
     let mut label: Vec<u32> = (0..n as u32).collect();
@@ -155,19 +176,20 @@ fn semidominators_to_idoms(graph: &HeapGraph, order: &DfsOrder, mut parent: Vec<
     let mut path = Vec::new();
     for w in (1..n).rev() {
         let node = order.vertex[w];
-        for &pred in graph.retainers(node) {
-            let v = order.dfn[pred.index()];
-            let u = eval(v, &mut ancestor, &mut label, &semi, &mut path);
+        // Retainers hold DFS numbers here (see `Dominators::compute`).
+        for pred in retainers.of(node) {
+            let u = eval(pred.0, &mut ancestor, &mut label, &semi, &mut path);
             if semi[u as usize] < semi[w] {
                 semi[w] = semi[u as usize];
             }
         }
-        if order.virtual_child[w] {
+        if parent[w] & VIRTUAL != 0 {
             semi[w] = 0;
+            parent[w] &= !VIRTUAL;
         }
         ancestor[w] = parent[w];
     }
-    drop((label, ancestor));
+    drop((label, ancestor, retainers));
     // parent[w] becomes idom[w]: every x < w already holds its idom.
     for w in 1..n {
         let mut candidate = parent[w];

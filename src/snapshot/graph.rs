@@ -33,6 +33,19 @@ impl NodeId {
     }
 }
 
+/// The reverse index of essential edges: `list[first[n]..first[n + 1]]`
+/// holds one entry per essential edge into node `n`, in edge order.
+pub struct Retainers {
+    pub(crate) first: Vec<u32>,
+    pub(crate) list: Vec<NodeId>,
+}
+
+impl Retainers {
+    pub fn of(&self, n: NodeId) -> &[NodeId] {
+        &self.list[self.first[n.index()] as usize..self.first[n.index() + 1] as usize]
+    }
+}
+
 /// Which raw edge types retain, from the root and from any other node.
 pub(crate) struct EssentialTypes {
     anywhere: [bool; 256],
@@ -267,40 +280,20 @@ impl HeapGraph {
         Some(self.strings.get(StringId(self.edge_name[e.0 as usize])))
     }
 
-    /// Nodes holding an essential edge to `n` (one entry per edge).
-    pub fn retainers(&self, n: NodeId) -> &[NodeId] {
-        &self.retainers
-            [self.first_retainer[n.index()] as usize..self.first_retainer[n.index() + 1] as usize]
-    }
-    /// Frees the reverse index once the dominators are known: it is the
-    /// largest structure after the edges, and only the dominator algorithm
-    /// needs it for every node.
-    pub fn drop_retainers(&mut self) {
-        self.first_retainer = Vec::new();
-        self.retainers = Vec::new();
+    /// The reverse index of essential edges, taken out of the graph: the
+    /// dominator tree consumes it (it is the largest structure after the
+    /// edges, and only that algorithm needs it for every node).
+    pub fn take_retainers(&mut self) -> Retainers {
+        Retainers {
+            first: std::mem::take(&mut self.first_retainer),
+            list: std::mem::take(&mut self.retainers),
+        }
     }
 
-    /// Essential edges into `n`, in edge order: from the reverse index
-    /// while it is kept, else by one scan of every edge (for the few nodes,
-    /// holders, that need it after the index is gone).
+    /// Essential edges into `n`, in edge order, by one scan of every edge:
+    /// for the few nodes (holders) that need it after the index is gone.
     pub fn edges_into(&self, n: NodeId) -> Vec<(NodeId, EdgeId)> {
         let mut found = Vec::new();
-        if !self.first_retainer.is_empty() {
-            // A retainer is listed once per edge, in edge order: visit each once.
-            let mut previous = None;
-            for &from in self.retainers(n) {
-                if previous == Some(from) {
-                    continue;
-                }
-                previous = Some(from);
-                for edge in self.edges(from) {
-                    if self.edge_to(edge) == n && self.is_essential(from, self.edge_type(edge)) {
-                        found.push((from, edge));
-                    }
-                }
-            }
-            return found;
-        }
         for (e, to) in self.edge_to.iter().enumerate() {
             if *to == n {
                 let edge = EdgeId(e as u32);

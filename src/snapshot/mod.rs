@@ -30,7 +30,7 @@ pub use crate::model::{ClassDiff, Holder, HolderKind, PathStep};
 pub use classes::{ClassIndex, ClassTotals, class_key, summarise};
 pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
-pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, StringId};
+pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, Retainers, StringId};
 pub use holder::holders_of;
 pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
@@ -66,9 +66,10 @@ pub struct Analysis {
 
 impl Analysis {
     pub fn new(mut graph: HeapGraph) -> Analysis {
-        let dominators = Dominators::compute(&graph);
-        // Freed before the paths are computed, to keep the peak low.
-        graph.drop_retainers();
+        // The reverse index is consumed (and freed) by the dominators,
+        // before the paths are computed, to keep the peak low.
+        let retainers = graph.take_retainers();
+        let dominators = Dominators::compute(&graph, retainers);
         let paths = Paths::compute(&graph);
         Analysis {
             graph,

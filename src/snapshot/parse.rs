@@ -102,6 +102,10 @@ fn too_big(field: &str) -> SnapshotParseError {
     SnapshotParseError::Format(format!("a {field} value does not fit in 32 bits"))
 }
 
+/// Nodes a snapshot may hold: the dominator tree keeps a flag in the top
+/// bit of a node number. (2^31 nodes would be over 50 GB of columns.)
+pub(super) const MAX_NODES: u64 = 1 << 31;
+
 /// Nodes and edges reserved up front when the input's size is unknown (a
 /// stream from the inspector): the columns grow past it as needed. A
 /// million nodes is a 100 MB snapshot's worth, about 20 MB of columns.
@@ -310,6 +314,12 @@ fn read_nodes<R: Read>(
         node_numbers: 0,
     };
     let (columns, count) = read_array(scan, &records, reserve, options)?;
+    if count / l.node_width as u64 >= MAX_NODES {
+        return Err(SnapshotParseError::Format(format!(
+            "\"nodes\" holds {} nodes; at most 2^31 are supported",
+            count / l.node_width as u64
+        )));
+    }
     if count % l.node_width as u64 != 0 {
         return Err(SnapshotParseError::Format(format!(
             "\"nodes\" holds {count} numbers, not a multiple of the {} node fields",

@@ -144,32 +144,41 @@ pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
 /// dominators: the reverse index they need is freed first, or the peak
 /// would pass 1.2× the file (BENCHMARKS.md).
 pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (Analysis, InspectReport) {
-    let p = super::phases::Phase::start("dominators");
-    let dominators = Dominators::compute(&graph);
-    graph.drop_retainers();
+    let p = super::phases::Phase::start("dominators | class index");
+    let retainers = graph.take_retainers();
+    let (dominators, index) = std::thread::scope(|scope| {
+        let side = scope.spawn(|| {
+            let _p = super::phases::Phase::start("class index");
+            ClassIndex::build(&graph)
+        });
+        let dominators = Dominators::compute(&graph, retainers);
+        let index = side
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (dominators, index)
+    });
     drop(p);
     let _p = super::phases::Phase::start("paths | classes");
     let (paths, parts) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
-            let _p = super::phases::Phase::start("class index and summary");
-            let index = ClassIndex::build(&graph);
-            let classes = summarise(&graph, &dominators, &index);
-            (index, classes)
+            let _p = super::phases::Phase::start("class summary");
+            summarise(&graph, &dominators, &index)
         });
         let paths = Paths::compute(&graph);
         let totals = totals(&graph, &paths);
         let objects = largest_objects(&graph, &dominators, &paths, top);
-        let (index, classes) = side
+        let classes = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        let parts = Parts {
-            totals,
-            objects,
-            index,
-            classes,
-        };
-        (paths, parts)
+        (paths, (totals, objects, classes))
     });
+    let (totals, objects, classes) = parts;
+    let parts = Parts {
+        totals,
+        objects,
+        index,
+        classes,
+    };
     let analysis = Analysis {
         graph,
         dominators,
@@ -253,8 +262,13 @@ pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
 /// not its dominator tree, so they run on a second thread while this one
 /// computes dominators: on the demo's 9 + 59 MB pair that overlap is most of what
 /// separates `diff` from parse time (BENCHMARKS.md, heap snapshot engine).
-pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Analysis, DiffReport) {
+pub fn diff_graph(
+    before: &BeforeSummary,
+    mut graph: HeapGraph,
+    top: usize,
+) -> (Analysis, DiffReport) {
     let phase = super::phases::Phase::start("dominators, paths | comparison");
+    let retainers = graph.take_retainers();
     let (dominators, paths, columns) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
             let _p = super::phases::Phase::start("comparison");
@@ -264,9 +278,9 @@ pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Anal
             let grew = grew_by_self_size(&before.before.tally, &graph, top);
             (classes_b, new, classes, grew)
         });
-        let dominators = Dominators::compute(&graph);
-        // The paths read only forward edges, so they need not wait for the
-        // reverse index to be freed: computed here they overlap the side.
+        let dominators = Dominators::compute(&graph, retainers);
+        // The paths read only forward edges: computed here, after the
+        // dominators have freed the reverse index, they overlap the side.
         let paths = Paths::compute(&graph);
         let columns = side
             .join()
@@ -276,10 +290,7 @@ pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Anal
     drop(phase);
     let _p = super::phases::Phase::start("holders");
     let (classes_b, new, classes, grew_by_self_size) = columns;
-    // The reverse index is kept for the holders' retainer paths (it
-    // coexisted with the dominators and paths just above, so the peak
-    // does not move) and freed after them.
-    let mut after = Analysis {
+    let after = Analysis {
         graph,
         dominators,
         paths,
@@ -295,7 +306,6 @@ pub fn diff_graph(before: &BeforeSummary, graph: HeapGraph, top: usize) -> (Anal
     holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
     drop_minor_holders(&mut holders);
-    after.graph.drop_retainers();
     let report = DiffReport {
         schema_version: 1,
         before: before.totals.clone(),
