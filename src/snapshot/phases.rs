@@ -14,6 +14,18 @@ fn enabled() -> bool {
 pub(crate) struct Phase {
     name: &'static str,
     started: Instant,
+    cpu: f64,
+}
+
+/// CPU seconds the process has used, all threads, user and kernel.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
 impl Phase {
@@ -21,6 +33,7 @@ impl Phase {
         Phase {
             name,
             started: Instant::now(),
+            cpu: if enabled() { cpu_seconds() } else { 0.0 },
         }
     }
 }
@@ -38,9 +51,10 @@ impl Drop for Phase {
                     .map_or(0, |kb| kb / 1024)
             };
             eprintln!(
-                "  phase {:<28} {:>7.3} s  rss {:>5} MiB  peak {:>5} MiB",
+                "  phase {:<28} {:>7.3} s  cpu {:>6.3} s  rss {:>5} MiB  peak {:>5} MiB",
                 self.name,
                 self.started.elapsed().as_secs_f64(),
+                cpu_seconds() - self.cpu,
                 field("VmRSS:"),
                 field("VmHWM:"),
             );
