@@ -293,9 +293,20 @@ impl HeapGraph {
     /// Essential edges into `n`, in edge order, by one scan of every edge:
     /// for the few nodes (holders) that need it after the index is gone.
     pub fn edges_into(&self, n: NodeId) -> Vec<(NodeId, EdgeId)> {
+        /// Edges tested at once: the test of a whole chunk (an `|` of
+        /// comparisons, no early exit) is vectorised; the rare chunk that
+        /// holds `n` is then read edge by edge.
+        const CHUNK: usize = 64;
         let mut found = Vec::new();
-        for (e, to) in self.edge_to.iter().enumerate() {
-            if *to == n {
+        for (c, chunk) in self.edge_to.chunks(CHUNK).enumerate() {
+            if !chunk.iter().fold(false, |any, to| any | (*to == n)) {
+                continue;
+            }
+            for (k, to) in chunk.iter().enumerate() {
+                if *to != n {
+                    continue;
+                }
+                let e = c * CHUNK + k;
                 let edge = EdgeId(e as u32);
                 let from =
                     NodeId((self.first_edge.partition_point(|start| *start <= edge.0) - 1) as u32);

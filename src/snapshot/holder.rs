@@ -18,13 +18,16 @@ use crate::model::{Holder, HolderKind, PathStep};
 /// dictionary keyed per request spreads them over one key per request.
 const SLOT_SHARE: f64 = 0.5;
 
-/// What one holder keeps of a class: objects, their bytes, and the tops
-/// of the new subtrees under it (the holder's slots point at these).
+/// What one holder keeps of a class: objects, their bytes, and the top of
+/// the new subtrees under it (what the holder's slots point at) that
+/// carries the most of those bytes.
 #[derive(Default)]
 struct Tally {
     objects: u64,
     new_bytes: u64,
-    children: HashMap<NodeId, u64>,
+    /// The child with the most new bytes, and its bytes (ties: the larger
+    /// node id).
+    largest_child: Option<(u64, NodeId)>,
 }
 
 /// The holders of the new objects of `class` in `b`, largest first.
@@ -39,6 +42,11 @@ pub fn holders_of(
     let Some(class_id) = classes.names.iter().position(|c| c == class) else {
         return Vec::new();
     };
+    // New bytes under each top of a new subtree, in an array by node (a
+    // leak of records has one per record: a hash map of them was most of
+    // the holders' time); the child's holder is its immediate dominator.
+    let mut child_bytes = vec![0u64; graph.node_count()];
+    let mut children = Vec::new();
     let mut by_holder: HashMap<NodeId, Tally> = HashMap::default();
     for n in graph.nodes() {
         if !new.is_new[n.index()] || classes.of[n.index()] != class_id as u32 {
@@ -53,7 +61,23 @@ pub fn holders_of(
         let tally = by_holder.entry(at).or_default();
         tally.objects += 1;
         tally.new_bytes += graph.self_size(n);
-        *tally.children.entry(child).or_default() += graph.self_size(n);
+        if child_bytes[child.index()] == 0 {
+            children.push(child);
+        }
+        child_bytes[child.index()] += graph.self_size(n);
+    }
+    for child in children {
+        let bytes = child_bytes[child.index()];
+        // A child's immediate dominator is the holder it was counted for.
+        let Some(tally) = by_holder.get_mut(&b.dominators.idom(child)) else {
+            continue;
+        };
+        if tally
+            .largest_child
+            .is_none_or(|(b, c)| (bytes, child.0) > (b, c.0))
+        {
+            tally.largest_child = Some((bytes, child));
+        }
     }
     let mut holders: Vec<(NodeId, Tally)> = by_holder.into_iter().collect();
     holders.sort_by(|x, y| y.1.new_bytes.cmp(&x.1.new_bytes).then(x.0.cmp(&y.0)));
@@ -101,14 +125,11 @@ fn first_old_dominator(b: &Analysis, new: &NewNodes, n: NodeId) -> (NodeId, Node
 /// search of its edges per object would be quadratic.
 fn replaced_slot(b: &Analysis, holder: NodeId, tally: &Tally) -> Option<EdgeId> {
     let graph = &b.graph;
-    let (child, bytes) = tally
-        .children
-        .iter()
-        .max_by_key(|(n, bytes)| (**bytes, n.0))?;
-    if (*bytes as f64) < SLOT_SHARE * tally.new_bytes as f64 {
+    let (bytes, child) = tally.largest_child?;
+    if (bytes as f64) < SLOT_SHARE * tally.new_bytes as f64 {
         return None;
     }
-    let slot = graph.edges(holder).find(|e| graph.edge_to(*e) == *child)?;
+    let slot = graph.edges(holder).find(|e| graph.edge_to(*e) == child)?;
     matches!(
         graph.edge_type(slot),
         EdgeType::Context | EdgeType::Property
