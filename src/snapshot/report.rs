@@ -137,12 +137,12 @@ pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
     inspect_report_of(a, parts, top)
 }
 
-/// Analyses a parsed graph for `inspect` on two threads once the
-/// dominators are known: the class index and the class summary (names,
-/// types, edges and the dominator tree) on a second thread while this one
-/// computes the paths, the totals and the largest objects. Not beside the
-/// dominators: the reverse index they need is freed first, or the peak
-/// would pass 1.2× the file (BENCHMARKS.md).
+/// Analyses a parsed graph for `inspect` on two threads: the class index
+/// (names, types and edges only) beside the dominator tree, then the class
+/// summary (which needs both) beside the paths, the totals and the largest
+/// objects. The paths wait for the dominators: beside them the peak would
+/// pass 1.2× the file (BENCHMARKS.md); the class index fits since the tree
+/// consumes the reverse index and frees the DFS numbers early.
 pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (Analysis, InspectReport) {
     let p = super::phases::Phase::start("dominators | class index");
     let retainers = graph.take_retainers();
