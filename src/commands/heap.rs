@@ -79,11 +79,15 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     };
     // Small pairs are read side by side; large ones one after the other, so
     // that only one graph is in memory at a time. The phase times are the
-    // later snapshot's.
+    // later snapshot's. Side by side, the earlier snapshot is read on one
+    // thread, its own: more would only compete with the later one's workers
+    // (the seed-sized pair's diff took 0.21 s that way, 0.19 s this way).
+    /// Threads for the earlier snapshot read beside the later one.
+    const EARLIER_BESIDE_THREADS: Option<u16> = Some(1);
     let mut started = Instant::now();
     let (before, graph) = if size(&args.before) + size(&args.after) < PARALLEL_DIFF_BYTES {
         std::thread::scope(|scope| {
-            let earlier = scope.spawn(|| summarise_file(&args.before, args.threads));
+            let earlier = scope.spawn(|| summarise_file(&args.before, EARLIER_BESIDE_THREADS));
             let later = parse_file(&args.after, args.threads);
             let earlier = earlier
                 .join()
