@@ -92,25 +92,36 @@ impl Parts {
         parts
     }
 
-    /// Waits until the announcements stop coming, so every child that
-    /// starts with the server is in the baseline: a cluster's port is
-    /// ready when its first worker listens, and the second announces its
-    /// inspector a moment later (seen here: a worker missing from the
-    /// baseline, so never judged). Costs `CHILDREN_QUIET` on a server
-    /// without children.
+    /// Waits until every child that starts with the server is in the
+    /// baseline: a cluster's port is ready when its first worker listens,
+    /// and the others announce their inspectors a moment later (seen here:
+    /// a worker missing from the baseline, so never judged). It waits
+    /// until announcements stop for `CHILDREN_QUIET` and, under load,
+    /// until each child process started with `--inspect` has announced
+    /// (two workers of a cluster started more than 300 ms apart on a busy
+    /// CI machine). Costs `CHILDREN_QUIET` on a server without children.
     async fn settle_children(&mut self) {
         const CHILDREN_QUIET: Duration = Duration::from_millis(300);
-        const CHILDREN_LIMIT: Duration = Duration::from_secs(3);
+        const CHILDREN_LIMIT: Duration = Duration::from_secs(5);
         const POLL: Duration = Duration::from_millis(50);
         let Some(source) = &self.child_source else {
             return;
         };
+        let announced_children = || {
+            let urls = source.announced.borrow();
+            urls.iter().filter(|u| **u != source.main_url).count()
+        };
         let started = Instant::now();
         let mut quiet_since = Instant::now();
-        let mut seen = source.announced.borrow().len();
-        while quiet_since.elapsed() < CHILDREN_QUIET && started.elapsed() < CHILDREN_LIMIT {
+        let mut seen = announced_children();
+        while started.elapsed() < CHILDREN_LIMIT {
+            let settled = quiet_since.elapsed() >= CHILDREN_QUIET
+                && seen >= inspected_children(source.serving_pid);
+            if settled {
+                break;
+            }
             tokio::time::sleep(POLL).await;
-            let now = source.announced.borrow().len();
+            let now = announced_children();
             if now != seen {
                 seen = now;
                 quiet_since = Instant::now();
@@ -166,6 +177,17 @@ impl Parts {
             .find(|p| p.id == id)
             .map(|p| p.inspector)
     }
+}
+
+/// Processes below the serving one started with an inspector flag on
+/// their command line (a cluster's workers, forked children): each will
+/// announce its inspector.
+fn inspected_children(serving_pid: u32) -> usize {
+    crate::procfs::all_pids()
+        .into_iter()
+        .filter(|pid| *pid != serving_pid && crate::procfs::descends_from(*pid, serving_pid))
+        .filter(|pid| crate::procfs::command_line(*pid).contains("--inspect"))
+        .count()
 }
 
 /// The pid of the process that holds an announced inspector's port, when
