@@ -114,14 +114,25 @@ impl Parts {
         let started = Instant::now();
         let mut quiet_since = Instant::now();
         let mut seen = announced_children();
+        let serving_pid = source.serving_pid;
         while started.elapsed() < CHILDREN_LIMIT {
-            let settled = quiet_since.elapsed() >= CHILDREN_QUIET
-                && seen >= inspected_children(source.serving_pid);
-            if settled {
-                break;
+            let settled =
+                quiet_since.elapsed() >= CHILDREN_QUIET && seen >= inspected_children(serving_pid);
+            // Connected to each one announced, or known not to be ours (a
+            // child whose port /proc did not show yet is tried again).
+            if settled && self.refresh().await {
+                return;
             }
             tokio::time::sleep(POLL).await;
-            let now = announced_children();
+            let Some(source) = &self.child_source else {
+                return;
+            };
+            let now = source
+                .announced
+                .borrow()
+                .iter()
+                .filter(|u| **u != source.main_url)
+                .count();
             if now != seen {
                 seen = now;
                 quiet_since = Instant::now();
@@ -130,22 +141,36 @@ impl Parts {
         self.refresh().await;
     }
 
-    /// Connects to children announced since the last call.
-    pub async fn refresh(&mut self) {
+    /// Connects to children announced since the last call. True when
+    /// every announced inspector is now settled: connected, or known not
+    /// to be a child of the server. One whose port /proc does not show yet,
+    /// or that refused the connection, is tried again next time.
+    pub async fn refresh(&mut self) -> bool {
         let Some(source) = &self.child_source else {
-            return;
+            return true;
         };
         let urls = source.announced.borrow().clone();
+        let mut settled = true;
         for url in urls {
-            if url == source.main_url || !self.seen_urls.insert(url.clone()) {
+            if url == source.main_url || self.seen_urls.contains(&url) {
                 continue;
             }
-            let Some(pid) = child_pid(&url, source.serving_pid) else {
-                continue;
+            let pid = match child_pid(&url, source.serving_pid) {
+                Holder::Child(pid) => pid,
+                Holder::NotAChild => {
+                    self.seen_urls.insert(url);
+                    continue;
+                }
+                Holder::NotYetShown => {
+                    settled = false;
+                    continue;
+                }
             };
             let Ok(inspector) = Inspector::connect(&url).await else {
+                settled = false;
                 continue;
             };
+            self.seen_urls.insert(url);
             let script = inspector
                 .evaluate("process.argv[1] || ''")
                 .await
@@ -161,6 +186,7 @@ impl Parts {
                 session: None,
             });
         }
+        settled
     }
 
     /// Every isolate known now: workers first, then child processes.
@@ -190,14 +216,30 @@ fn inspected_children(serving_pid: u32) -> usize {
         .count()
 }
 
-/// The pid of the process that holds an announced inspector's port, when
-/// it descends from the serving process.
-fn child_pid(url: &str, serving_pid: u32) -> Option<u32> {
-    let port = crate::process::inspector_port(url)?;
-    crate::procfs::holders_of(port)
+/// Who holds an announced inspector's port.
+enum Holder {
+    /// A process descending from the serving one.
+    Child(u32),
+    /// Someone else (a launcher such as npm, under NODE_OPTIONS).
+    NotAChild,
+    /// Nobody /proc shows yet.
+    NotYetShown,
+}
+
+/// The process that holds an announced inspector's port.
+fn child_pid(url: &str, serving_pid: u32) -> Holder {
+    let Some(port) = crate::process::inspector_port(url) else {
+        return Holder::NotAChild;
+    };
+    let holders = crate::procfs::holders_of(port);
+    if holders.is_empty() {
+        return Holder::NotYetShown;
+    }
+    holders
         .into_iter()
         .map(|h| h.pid)
         .find(|pid| crate::procfs::descends_from(*pid, serving_pid))
+        .map_or(Holder::NotAChild, Holder::Child)
 }
 
 fn track_worker(main: &Inspector, pid: u32, list: &Mutex<Vec<Part>>, method: &str, params: &Value) {
