@@ -42,6 +42,14 @@ pub struct ChildInspectors {
     pub main_url: String,
 }
 
+impl ChildInspectors {
+    /// Inspectors announced by processes other than the main one.
+    fn children_announced(&self) -> usize {
+        let urls = self.announced.borrow();
+        urls.iter().filter(|u| **u != self.main_url).count()
+    }
+}
+
 /// The isolates found so far. Workers are added by a task that listens to
 /// the main session; children when `refresh` sees a new announcement.
 pub struct Parts {
@@ -107,14 +115,10 @@ impl Parts {
         let Some(source) = &self.child_source else {
             return;
         };
-        let announced_children = || {
-            let urls = source.announced.borrow();
-            urls.iter().filter(|u| **u != source.main_url).count()
-        };
+        let serving_pid = source.serving_pid;
         let started = Instant::now();
         let mut quiet_since = Instant::now();
-        let mut seen = announced_children();
-        let serving_pid = source.serving_pid;
+        let mut seen = source.children_announced();
         while started.elapsed() < CHILDREN_LIMIT {
             let settled =
                 quiet_since.elapsed() >= CHILDREN_QUIET && seen >= inspected_children(serving_pid);
@@ -124,15 +128,10 @@ impl Parts {
                 return;
             }
             tokio::time::sleep(POLL).await;
-            let Some(source) = &self.child_source else {
-                return;
-            };
-            let now = source
-                .announced
-                .borrow()
-                .iter()
-                .filter(|u| **u != source.main_url)
-                .count();
+            let now = self
+                .child_source
+                .as_ref()
+                .map_or(0, ChildInspectors::children_announced);
             if now != seen {
                 seen = now;
                 quiet_since = Instant::now();
