@@ -324,9 +324,11 @@ impl HeapGraph {
     pub(crate) fn essential_types(&self) -> EssentialTypes {
         let mut anywhere = [true; 256];
         let mut from_root = [true; 256];
+        // `is_essential` tells the root from any other node, nothing more.
+        let not_the_root = NodeId(1);
         for (raw, slot) in anywhere.iter_mut().enumerate() {
             let t = self.edge_type_of_raw(raw as u8);
-            *slot = self.is_essential(NodeId(1), t);
+            *slot = self.is_essential(not_the_root, t);
             from_root[raw] = self.is_essential(NodeId::ROOT, t);
         }
         EssentialTypes {

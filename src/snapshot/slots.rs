@@ -173,7 +173,8 @@ impl<'a> Room<'a> {
         }
     }
 
-    fn free_len(&self, column: usize) -> usize {
+    /// Slots left per column.
+    fn free_lens(&self) -> [usize; COLUMNS] {
         let f = &self.free;
         [
             f.node_type.len(),
@@ -185,7 +186,7 @@ impl<'a> Room<'a> {
             f.edge_type.len(),
             f.edge_name.len(),
             f.edge_to.len(),
-        ][column]
+        ]
     }
 
     /// The slots of `count` numbers from array index `first`, or `None`
@@ -203,7 +204,8 @@ impl<'a> Room<'a> {
                 wanted[column] = share(first, count, field, width).1;
             }
         }
-        if (0..COLUMNS).any(|c| wanted[c] > self.free_len(c)) {
+        let free = self.free_lens();
+        if wanted.iter().zip(free).any(|(want, left)| *want > left) {
             return None;
         }
         for (carved, n) in self.carved.iter_mut().zip(wanted) {
