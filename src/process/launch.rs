@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
+use super::cluster_ports;
 use super::watch::{FaultReporter, collect_output, watch_exit};
 use super::watchdog::{Lifeline, fork_watchdog};
 use crate::model::{self, Stopped};
@@ -102,11 +103,21 @@ impl Target {
             .split_first()
             .ok_or_else(|| spawn_error(std::io::Error::other("the command is empty")))?;
         let mut command = Command::new(program);
-        if runs_node_directly(program) {
-            command.arg(INSPECT_FLAG);
+        // A launcher (npm, a shell script) runs the node in PATH.
+        let direct = runs_node_directly(program);
+        let node = if direct { program.as_str() } else { "node" };
+        let mut flags = vec![INSPECT_FLAG];
+        if cluster_ports::node_takes_preload(node) {
+            flags.extend(cluster_ports::PRELOAD);
+        }
+        if direct {
+            command.args(&flags);
         } else {
             let existing = std::env::var("NODE_OPTIONS").unwrap_or_default();
-            command.env("NODE_OPTIONS", format!("{existing} {INSPECT_FLAG}").trim());
+            command.env(
+                "NODE_OPTIONS",
+                format!("{existing} {}", flags.join(" ")).trim(),
+            );
         }
         command
             .args(args)

@@ -1,10 +1,12 @@
 //! The process under test: launching it with the inspector on loopback,
 //! readiness, and stopping it by PID. Reading /proc is `crate::procfs`.
 
+mod cluster_ports;
 mod launch;
 mod watch;
 mod watchdog;
 
+pub use cluster_ports::PRELOAD as CLUSTER_PORTS_PRELOAD;
 pub use launch::{
     INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status, exit_status_of, inspector_port,
 };

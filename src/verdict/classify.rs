@@ -5,10 +5,10 @@
 //! moves rss); counters speak only when memory is silent.
 
 use super::handles::{describe as describe_handles, growing_handles};
-use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor};
+use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor, rss_noise_floor};
 use crate::model::{
-    CycleResult, Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Sample, Series,
-    Trend, Unit, Verdict, VerdictKind,
+    CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, RetainedPerRequest, Sample,
+    Series, Trend, Unit, Verdict, VerdictKind,
 };
 use crate::units::{MB, mb, per_request};
 
@@ -63,6 +63,14 @@ pub fn judge(
             .map(|s| s.value(metric))
             .collect()
     };
+    let largest_heap = std::iter::once(baseline)
+        .chain(cycles.iter().map(|c| &c.after_gc))
+        .map(|s| s.heap_total as f64)
+        .fold(0.0, f64::max);
+    let floor = |m: &Series| match m {
+        Series::Memory(Metric::Rss) => rss_noise_floor(largest_heap),
+        _ => noise_floor(m),
+    };
     let counters = baseline.counters.keys().cloned().map(Series::Counter);
     // A handle type may first appear under load: every name seen at a
     // settled reading is a series (absent readings count 0).
@@ -75,7 +83,7 @@ pub fn judge(
         .into_iter()
         .chain(counters)
         .chain(resources)
-        .filter_map(|m| judge_series(&m, &series(&m)?, &requests, noise_floor(&m)))
+        .filter_map(|m| judge_series(&m, &series(&m)?, &requests, floor(&m)))
         .collect();
     let slope = |m: &Series| {
         fits.iter()

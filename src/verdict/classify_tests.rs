@@ -227,3 +227,36 @@ fn a_failed_cycle_keeps_its_reason_even_with_too_few_cycles() {
         verdict.summary
     );
 }
+
+/// After-GC readings of `tests/targets/gc-server.mjs` (nothing kept,
+/// 5 000 requests a cycle) on a machine loaded three times over, scaled
+/// so that heapTotal reads `heap_total` MB: rss rose 7.3 and 10.4 MB a
+/// cycle while the heap held.
+fn loaded_big_heap(heap_total: f64) -> (Sample, Vec<CycleResult>) {
+    let rss = [291.0, 354.1, 361.4, 371.8];
+    let scale = heap_total / 262.0;
+    let reading = |i: usize| sample(rss[i], heap_total, 256.5 * scale, 2.0, 0.0);
+    let cycles = (1..=3)
+        .map(|i| cycle(i as u32, 5_000, reading(i), reading(i)))
+        .collect();
+    (
+        sample(rss[0], 199.4 * scale, 195.1 * scale, 1.9, 0.0),
+        cycles,
+    )
+}
+
+#[test]
+fn rss_noise_grows_with_the_heap_it_holds() {
+    let (baseline, cycles) = loaded_big_heap(262.0);
+    let big = judge(&baseline, &cycles, Options::default()).unwrap().0;
+    assert!(!big.leak, "{}", big.summary);
+    // The same megabytes of rss on a 20 MB heap are clear of its noise.
+    let (baseline, cycles) = loaded_big_heap(20.0);
+    let small = judge(&baseline, &cycles, Options::default()).unwrap().0;
+    assert_eq!(
+        small.kind,
+        VerdictKind::OffHeapRetention,
+        "{}",
+        small.summary
+    );
+}

@@ -50,6 +50,21 @@ const RESOURCE_NOISE: f64 = 4.0;
 /// heapUsed: about 0.1 MB here (METHOD.md's /churn reads 7.3 / 7.4 / 7.4).
 /// external and arrayBuffers move only with buffers. rss moves with the
 /// allocator's page cache, so it needs a wider floor.
+/// rss also holds V8's own pages, which a large heap touches and leaves
+/// differently at each collection. Measured on `tests/targets/gc-server.mjs`
+/// (heapTotal 262 MB, nothing kept, 5 000 requests a cycle): after-GC rss
+/// moved −5.6 to +12.4 MB between cycles on an idle machine, and rose
+/// +7 to +10 MB a cycle, three cycles running, on one loaded three times
+/// over (a false off-heap alarm against the 1 MB floor). One reading's
+/// repeatability there is about 2 % of heapTotal; under 50 MB of heap the
+/// fixed floor is the larger.
+const RSS_FLOOR_PER_HEAP_BYTE: f64 = 0.02;
+
+/// The rss floor of a process whose heap reached `heap_total` bytes.
+pub fn rss_noise_floor(heap_total: f64) -> f64 {
+    noise_floor(&Series::RSS).max(RSS_FLOOR_PER_HEAP_BYTE * heap_total)
+}
+
 pub fn noise_floor(series: &Series) -> f64 {
     match series {
         Series::Memory(Metric::HeapUsed | Metric::HeapTotal) => 0.1 * MB,

@@ -225,6 +225,64 @@ fn a_leak_inside_a_worker_thread_is_judged_and_diagnosed_in_the_worker() {
     assert!(!verdict_of(echo).leak);
 }
 
+/// Node gives a cluster's workers the primary's inspector port plus one,
+/// plus two: with those ports taken, each worker would run unread. The
+/// flags leakcheck starts a target with must give every worker its own.
+#[test]
+fn cluster_workers_get_free_inspector_ports_when_the_next_ones_are_taken() {
+    use std::io::BufRead;
+    use std::sync::mpsc;
+    let inspector = free_port();
+    let held: Vec<_> = (1..=2)
+        .filter_map(|n| std::net::TcpListener::bind(("127.0.0.1", inspector + n)).ok())
+        .collect();
+    let port = free_port();
+    let script = repo_path("tests/targets/attribution/cluster-server.cjs");
+    let mut primary = Guard::spawn(
+        Command::new(node())
+            .arg(format!("--inspect=127.0.0.1:{inspector}"))
+            .args(leakcheck::process::CLUSTER_PORTS_PRELOAD)
+            .arg(&script)
+            .arg(port.to_string())
+            .stderr(std::process::Stdio::piped()),
+    );
+    let stderr = primary.0.stderr.take().unwrap();
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut announced = Vec::new();
+    while announced.len() < 3 {
+        match received.recv_timeout(std::time::Duration::from_secs(15)) {
+            Ok(line) if line.starts_with("Debugger listening on ") => announced.push(line),
+            Ok(line) => assert!(!line.contains("failed"), "{line}"),
+            Err(e) => panic!("{e}: announced so far {announced:?}"),
+        }
+    }
+    let workers = processes_matching(&format!("{} {port}", script.display()));
+    drop(primary);
+    for pid in workers {
+        // SAFETY: kill(2) on a worker this test's primary started.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+    drop(held);
+    assert!(
+        announced
+            .iter()
+            .filter(|l| !l.contains(&format!(":{inspector}/")))
+            .count()
+            == 2,
+        "{announced:?}"
+    );
+}
+
 #[test]
 fn a_cluster_s_growth_is_attributed_to_its_worker_processes() {
     let port = free_port();

@@ -283,12 +283,48 @@ pub fn run_to_end(mut command: Command) -> Finished {
         stderr.read_to_string(&mut s).ok();
         s
     });
-    let status = guard.wait_within(RUN_DEADLINE);
-    Finished {
-        code: status.code().unwrap_or(-1),
+    let status = wait_or_interrupt(&mut guard, RUN_DEADLINE);
+    let finished = Finished {
+        code: status.map_or(-1, |s| s.code().unwrap_or(-1)),
         stdout: out_reader.join().unwrap(),
         stderr: err_reader.join().unwrap(),
+    };
+    if status.is_none() {
+        panic!(
+            "leakcheck (pid {}) did not finish within {RUN_DEADLINE:?}; interrupted, it printed\n\
+             stderr:\n{}\nstdout:\n{}",
+            guard.pid(),
+            finished.stderr,
+            finished.stdout
+        );
     }
+    finished
+}
+
+/// Waits for exit; past `limit`, interrupts the run as Ctrl-C would (so it
+/// stops its target and prints what it measured and where it was), then
+/// kills it if it does not stop within `GRACE`. None when it was stopped.
+fn wait_or_interrupt(guard: &mut Guard, limit: Duration) -> Option<ExitStatus> {
+    const GRACE: Duration = Duration::from_secs(15);
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some(status) = guard.0.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on the PID of a child this guard still owns.
+    unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
+    let interrupted = Instant::now();
+    while interrupted.elapsed() < GRACE {
+        if guard.0.try_wait().unwrap().is_some() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = guard.0.kill();
+    let _ = guard.0.wait();
+    None
 }
 
 /// PIDs of live processes whose command line contains `marker` (zombies
