@@ -13,6 +13,10 @@ use super::SnapshotParseError;
 
 /// Read size: large enough that refills are rare, small next to any heap.
 const BUFFER: usize = 1 << 20;
+/// The smallest read `array_text` makes straight into its output: below
+/// it, a refill of the buffer (one system call for a whole buffer) is the
+/// cheaper way.
+const DIRECT_READ: usize = 64 << 10;
 /// Bytes of a string looked at eight at a time before memchr takes over.
 const SHORT_STRING: usize = 64;
 
@@ -372,10 +376,14 @@ impl<R: Read> Scanner<R> {
     ) -> Result<bool, SnapshotParseError> {
         let max = out.len() + max.max(1);
         while out.len() < max {
-            if self.pos == self.len && max - out.len() >= BUFFER {
-                // Nothing buffered and room for a whole buffer: read
-                // straight into `out`, saving a copy of the array's text.
-                if self.read_into(out, BUFFER)? {
+            let room = max - out.len();
+            if self.pos == self.len && room >= DIRECT_READ {
+                // Nothing buffered and room for a large read: read straight
+                // into `out`, saving a copy of the array's text. Once the
+                // buffer is empty it stays so, block after block (a block's
+                // carried bytes used to shift each read off the buffer's
+                // end: 399 of a 437 MB file's bytes went through it).
+                if self.read_into(out, room.min(BUFFER))? {
                     return Ok(true);
                 }
                 continue;
@@ -407,13 +415,19 @@ impl<R: Read> Scanner<R> {
         self.pos = 0;
         self.len = 0;
         let start = out.len();
-        let read = loop {
-            match (&mut self.reader).take(room as u64).read_to_end(out) {
-                Ok(n) => break n,
+        // One read(2) for the whole room where the input allows (a file
+        // does); `read_to_end` would start at 8 KiB and double.
+        out.resize(start + room, 0);
+        let mut read = 0;
+        while read < room {
+            match self.reader.read(&mut out[start + read..]) {
+                Ok(0) => break,
+                Ok(n) => read += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(SnapshotParseError::Io(e)),
             }
-        };
+        }
+        out.truncate(start + read);
         self.consumed += read as u64;
         if read == 0 {
             return Err(self.eof("a number, ',' or ']' in an integer array"));
