@@ -268,7 +268,7 @@ impl Context<'_> {
                 "Fix the route or the URL so that it answers 2xx, then run again.",
             );
         }
-        self.require_a_trend(self.choose_by_growth())
+        self.unless_unread(self.require_a_trend(self.choose_by_growth()))
     }
 
     /// The row the series' growth makes, once every cycle did its work.
@@ -402,6 +402,43 @@ impl Context<'_> {
     /// pools, caches that fill once). With fewer, growth is inconclusive,
     /// never a leak: `--cycles 1` on a route that keeps nothing read
     /// `retention` every time, `--cycles 2` one run in thirteen.
+    /// A clean row needs every request's process read. When the processes
+    /// leakcheck reads began fewer requests than were answered, others
+    /// served the rest (a cluster worker whose inspector did not start, a
+    /// second server on the port) and their memory may grow unseen: a
+    /// clean verdict would be a false all-clear.
+    fn unless_unread(&self, choice: Choice) -> Choice {
+        if choice.kind.is_leak() || choice.kind == VerdictKind::Inconclusive {
+            return choice;
+        }
+        let unread = self
+            .cycles
+            .iter()
+            .filter(|c| c.driver.is_none())
+            .find_map(|c| {
+                c.served
+                    .filter(|served| *served < c.responses)
+                    .map(|served| (c, served))
+            });
+        let Some((cycle, served)) = unread else {
+            return choice;
+        };
+        self.choice(
+            VerdictKind::Inconclusive,
+            format!(
+                "{}, but in cycle {} the processes leakcheck reads began only {served} of the {} \
+                 answered {}s: another process served the rest, and its memory was not read",
+                choice.summary,
+                cycle.cycle,
+                cycle.responses,
+                self.unit()
+            ),
+            "Make every serving process readable (a cluster's workers need inspectors of their \
+             own: cluster.setupPrimary({ inspectPort: 0 })), or check nothing else listens on \
+             the port; then run again.",
+        )
+    }
+
     fn require_a_trend(&self, choice: Choice) -> Choice {
         const STEPS_FOR_A_TREND: usize = 2;
         let steps = self.steps_after_warm_up();

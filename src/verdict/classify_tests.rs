@@ -260,3 +260,37 @@ fn rss_noise_grows_with_the_heap_it_holds() {
         small.summary
     );
 }
+
+#[test]
+fn requests_served_by_processes_not_read_make_a_clean_row_inconclusive() {
+    let baseline = sample(53.6, 8.3, 6.6, 3.6, 0.1);
+    let flat = sample(62.7, 16.3, 7.4, 3.6, 0.1);
+    let cycles_served = |served: u64| -> Vec<CycleResult> {
+        (1..=3)
+            .map(|n| CycleResult {
+                served: Some(served),
+                ..cycle(n, 20_000, flat.clone(), flat.clone())
+            })
+            .collect()
+    };
+    let all_read = judge(&baseline, &cycles_served(20_000), Options::default())
+        .unwrap()
+        .0;
+    assert_eq!(
+        all_read.kind,
+        VerdictKind::NoRetention,
+        "{}",
+        all_read.summary
+    );
+    // A cluster with one worker unread: half of the requests went there.
+    let half = judge(&baseline, &cycles_served(10_000), Options::default())
+        .unwrap()
+        .0;
+    assert_eq!(half.kind, VerdictKind::Inconclusive, "{}", half.summary);
+    assert!(
+        half.summary.contains("10000 of the 20000"),
+        "{}",
+        half.summary
+    );
+    assert!(half.has_finding(FindingKind::ServedMismatch));
+}

@@ -77,8 +77,9 @@ impl Context<'_> {
                     FindingKind::ServedMismatch,
                     format!(
                         "cycle {}: the target counted {served} requests begun, leakcheck sent \
-                         {sent} and {answered} were answered: something else is serving on this \
-                         port, or sending it traffic",
+                         {sent} and {answered} were answered: a process leakcheck does not read \
+                         serves this port too (a cluster worker without an inspector, another \
+                         server), or something else sends it traffic",
                         cycle.cycle
                     ),
                 );

@@ -225,6 +225,31 @@ fn a_leak_inside_a_worker_thread_is_judged_and_diagnosed_in_the_worker() {
     assert!(!verdict_of(echo).leak);
 }
 
+/// Workers leakcheck cannot read served every request: a clean verdict
+/// would be a false all-clear, so the route is inconclusive and says why.
+#[test]
+fn requests_served_by_unread_workers_are_never_an_all_clear() {
+    let port = free_port();
+    let command = target_command("attribution/uninspected-cluster.cjs", port);
+    let finished = RunArgs::new(port)
+        .routes(&["/"])
+        .cycles(3)
+        .requests("2000")
+        .run(&command);
+    assert!(none_running(&command));
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    validate(&finished.stdout);
+    let result = finished.result();
+    let verdict = verdict_of(&result.routes[0]);
+    assert_eq!(verdict.kind, VerdictKind::Inconclusive, "{verdict:#?}");
+    assert!(
+        verdict.summary.contains("its memory was not read"),
+        "{}",
+        verdict.summary
+    );
+    assert!(finding_kinds(verdict).contains(&FindingKind::ServedMismatch));
+}
+
 /// Node gives a cluster's workers the primary's inspector port plus one,
 /// plus two: with those ports taken, each worker would run unread. The
 /// flags leakcheck starts a target with must give every worker its own.
