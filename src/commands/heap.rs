@@ -12,11 +12,19 @@ use crate::snapshot::{
 };
 use crate::units::mb;
 
-fn parse_file(path: &std::path::Path, threads: Option<u16>) -> anyhow::Result<HeapGraph> {
+/// `only_shown_strings`: see `ParseOptions` (for `inspect`).
+fn parse_file(
+    path: &std::path::Path,
+    threads: Option<u16>,
+    only_shown_strings: bool,
+) -> anyhow::Result<HeapGraph> {
     let file = std::fs::File::open(path)
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
     let size = file.metadata().ok().map(|m| m.len()).filter(|len| *len > 0);
-    let mut options = ParseOptions::default();
+    let mut options = ParseOptions {
+        only_shown_strings,
+        ..ParseOptions::default()
+    };
     if let Some(threads) = threads {
         options.threads = usize::from(threads);
     }
@@ -40,7 +48,7 @@ fn report_phases(path: &std::path::Path, graph: &HeapGraph, parsed: f64, total: 
 pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     keep_freed_memory();
     let started = Instant::now();
-    let graph = parse_file(&args.snapshot, args.threads)?;
+    let graph = parse_file(&args.snapshot, args.threads, true)?;
     let parsed = started.elapsed().as_secs_f64();
     let (analysis, report) = inspect_graph(graph, args.top);
     let total = started.elapsed().as_secs_f64();
@@ -58,7 +66,7 @@ const PARALLEL_DIFF_BYTES: u64 = 512 * 1024 * 1024;
 
 fn summarise_file(path: &std::path::Path, threads: Option<u16>) -> anyhow::Result<BeforeSummary> {
     let started = Instant::now();
-    let graph = parse_file(path, threads)?;
+    let graph = parse_file(path, threads, false)?;
     let summary = summarise_before(&graph);
     eprintln!(
         "{}: {} nodes, {:.1} MB read and summarised in {:.2} s",
@@ -88,7 +96,7 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     let (before, graph) = if size(&args.before) + size(&args.after) < PARALLEL_DIFF_BYTES {
         std::thread::scope(|scope| {
             let earlier = scope.spawn(|| summarise_file(&args.before, EARLIER_BESIDE_THREADS));
-            let later = parse_file(&args.after, args.threads);
+            let later = parse_file(&args.after, args.threads, false);
             let earlier = earlier
                 .join()
                 .map_err(|_| anyhow::anyhow!("reading {} failed", args.before.display()))?;
@@ -97,7 +105,7 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     } else {
         let before = summarise_file(&args.before, args.threads)?;
         started = Instant::now();
-        (before, parse_file(&args.after, args.threads)?)
+        (before, parse_file(&args.after, args.threads, false)?)
     };
     let parsed = started.elapsed().as_secs_f64();
     let (after, report) = diff_graph(&before, graph, args.top);

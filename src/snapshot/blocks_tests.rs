@@ -43,6 +43,7 @@ fn parse(text: &str, threads: usize, block_size: usize) -> Result<HeapGraph, Sna
     let options = ParseOptions {
         threads,
         block_size,
+        ..ParseOptions::default()
     };
     parse_with(text.as_bytes(), Some(text.len() as u64), options)
 }
@@ -149,6 +150,7 @@ fn columns_grow_when_the_header_does_not_say_how_many() {
         let options = ParseOptions {
             threads: 2,
             block_size: block,
+            ..ParseOptions::default()
         };
         let many = parse_with(uncounted.as_bytes(), None, options).unwrap();
         assert_same(&one, &many);

@@ -337,7 +337,7 @@ impl HeapGraph {
         }
     }
 
-    fn edge_type_of_raw(&self, raw: u8) -> EdgeType {
+    pub(super) fn edge_type_of_raw(&self, raw: u8) -> EdgeType {
         self.edge_type_table
             .get(raw as usize)
             .copied()

@@ -21,6 +21,7 @@ mod records;
 mod report;
 mod reuse;
 mod scan;
+mod shown;
 mod slots;
 mod tally;
 

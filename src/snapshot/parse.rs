@@ -14,6 +14,7 @@ use super::SnapshotParseError;
 use super::graph::{EdgeType, HeapGraph, NodeType, Strings};
 use super::records::{Columns, Records, Slot};
 use super::scan::Scanner;
+use super::shown::ShownStrings;
 
 #[derive(Deserialize)]
 struct Header {
@@ -200,16 +201,21 @@ pub fn parse_with<R: Read>(
                     seen_edges = true;
                 }
                 b"strings" => {
+                    let shown = (options.only_shown_strings && seen_edges).then(|| {
+                        let _p = super::phases::Phase::start("strings shown");
+                        ShownStrings::of(&graph, options.threads)
+                    });
                     let _p = super::phases::Phase::start("strings and edge index");
                     if options.threads > 1 && seen_edges && indexed.is_none() {
                         let outcome = read_strings_beside_index(
                             &mut scan,
                             &mut graph,
                             std::mem::take(&mut edge_counts),
+                            shown.as_ref(),
                         )?;
                         indexed = Some(outcome);
                     } else {
-                        read_strings(&mut scan, &mut graph.strings)?;
+                        read_strings(&mut scan, &mut graph.strings, shown.as_ref())?;
                     }
                     seen_strings = true;
                 }
@@ -248,6 +254,10 @@ pub struct ParseOptions {
     /// Bytes of array text per block (tests make it small to cut the
     /// arrays in many places).
     pub block_size: usize,
+    /// Keep only the strings something other than a string's value names
+    /// (`shown.rs`); the others read as empty. For `inspect`, which prints
+    /// no string's value.
+    pub only_shown_strings: bool,
 }
 
 impl Default for ParseOptions {
@@ -255,6 +265,7 @@ impl Default for ParseOptions {
         ParseOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             block_size: super::blocks::BLOCK,
+            only_shown_strings: false,
         }
     }
 }
@@ -364,13 +375,21 @@ fn read_edges<R: Read>(
     Ok(())
 }
 
+/// Reads the string table; with `shown`, the strings it does not hold are
+/// kept empty (their ids and the count stay as in the file).
 fn read_strings<R: Read>(
     scan: &mut Scanner<R>,
     strings: &mut Strings,
+    shown: Option<&ShownStrings>,
 ) -> Result<(), SnapshotParseError> {
     strings.starts.push(0);
     let starts = &mut strings.starts;
     scan.string_array(&mut strings.bytes, |bytes| {
+        let id = starts.len() - 1;
+        if shown.is_some_and(|shown| !shown.contains(id)) {
+            // The last start is where this string began.
+            bytes.truncate(starts[id] as usize);
+        }
         let end = u32::try_from(bytes.len()).map_err(|_| {
             SnapshotParseError::Format("the strings add up to more than 4 GiB".into())
         })?;
@@ -417,6 +436,7 @@ fn read_strings_beside_index<R: Read>(
     scan: &mut Scanner<R>,
     graph: &mut HeapGraph,
     edge_counts: Vec<u32>,
+    shown: Option<&ShownStrings>,
 ) -> Result<Result<(), SnapshotParseError>, SnapshotParseError> {
     let mut strings = std::mem::take(&mut graph.strings);
     let (read, indexed) = std::thread::scope(|scope| {
@@ -425,7 +445,7 @@ fn read_strings_beside_index<R: Read>(
             index_edges(graph, edge_counts)
         });
         let p = super::phases::Phase::start("strings read");
-        let read = read_strings(scan, &mut strings);
+        let read = read_strings(scan, &mut strings, shown);
         drop(p);
         (read, worker.join())
     });

@@ -189,7 +189,7 @@ impl<R: Read> Scanner<R> {
     pub fn string_array(
         &mut self,
         out: &mut Vec<u8>,
-        mut end: impl FnMut(&[u8]) -> Result<(), SnapshotParseError>,
+        mut end: impl FnMut(&mut Vec<u8>) -> Result<(), SnapshotParseError>,
     ) -> Result<(), SnapshotParseError> {
         self.expect(b'[')?;
         if self.eat(b']')? {

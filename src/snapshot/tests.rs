@@ -119,3 +119,41 @@ fn any_prefix_errors_instead_of_panicking() {
         }
     }
 }
+
+/// Root → Holder by element [3]; Holder → two strings by property `text`.
+/// String 3 ("hello") is only a string's value (and an element's index,
+/// which names nothing); string 2 ("text") is also a property's name.
+const VALUES: &str = r#"{"snapshot":{"meta":{
+ "node_fields":["type","name","id","self_size","edge_count"],
+ "node_types":[["hidden","array","string","object","code","closure","regexp","number","native","synthetic"],"string","number","number","number"],
+ "edge_fields":["type","name_or_index","to_node"],
+ "edge_types":[["context","element","property","internal","hidden","shortcut","weak"],"string_or_number","node"]},
+ "node_count":4,"edge_count":3},
+"nodes":[9,0,1,0,1, 3,1,3,16,2, 2,3,5,24,0, 2,2,7,20,0],
+"edges":[1,3,5, 2,2,10, 2,2,15],
+"strings":["","Holder","text","hello"]}"#;
+
+#[test]
+fn only_shown_strings_empties_string_values_and_keeps_every_id() {
+    for threads in [1, 2] {
+        let options = |only_shown_strings| ParseOptions {
+            threads,
+            only_shown_strings,
+            ..ParseOptions::default()
+        };
+        let all = parse_with(VALUES.as_bytes(), None, options(false)).unwrap();
+        let shown = parse_with(VALUES.as_bytes(), None, options(true)).unwrap();
+        let [holder, hello, text] = [1, 2, 3].map(NodeId);
+        assert_eq!(all.name(hello), "hello");
+        assert_eq!(shown.name(hello), "", "a string's value only");
+        assert_eq!(shown.name(text), "text", "also a property's name");
+        assert_eq!(shown.name(holder), "Holder");
+        assert_eq!(shown.strings.len(), all.strings.len());
+        let names = |g: &HeapGraph| -> Vec<String> {
+            g.edges(holder)
+                .map(|e| g.edge_name_str(e).unwrap_or_default().to_string())
+                .collect()
+        };
+        assert_eq!(names(&shown), ["text", "text"]);
+    }
+}

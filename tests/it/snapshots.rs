@@ -227,3 +227,26 @@ fn a_truncated_snapshot_names_the_byte_where_it_ends() {
     );
     assert!(finished.stderr.contains("truncated"), "{}", finished.stderr);
 }
+
+/// `inspect` reads only the strings it can print (string values stay
+/// empty): its report must equal the one from every string, on snapshots
+/// Node wrote, whose string values include property names (map keys).
+#[test]
+fn inspect_reports_the_same_without_string_values() {
+    use leakcheck::snapshot::{ParseOptions, inspect_graph, parse_with};
+    let (_dir, before, after) = scenario("map-cache.mjs", 3000);
+    for file in [&before, &after] {
+        let report = |only_shown_strings| {
+            let options = ParseOptions {
+                only_shown_strings,
+                ..ParseOptions::default()
+            };
+            let reader = std::fs::File::open(file).unwrap();
+            let graph = parse_with(reader, None, options).unwrap();
+            let strings = graph.strings.len();
+            let (_, report) = inspect_graph(graph, 50);
+            (serde_json::to_string(&report).unwrap(), strings)
+        };
+        assert_eq!(report(true), report(false), "{}", file.display());
+    }
+}

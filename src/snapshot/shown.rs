@@ -1,0 +1,93 @@
+//! The strings `inspect` can print, known before the strings are read.
+//!
+//! Most of a snapshot's string table is the contents of string objects
+//! (V8 names a string node by its value), and `inspect` prints none of
+//! them: a string node's class is `(string)`, and the largest retainers it
+//! names are user objects, never strings (`report::is_user_object`). The
+//! nodes and edges come before the strings in the file, so the parser can
+//! mark which strings anything else names (other nodes' names, the names
+//! of edges that have one) and keep the contents of those alone; the
+//! others stay in the table, empty, so every id and count is unchanged.
+//! On the 440 MB bench file that is 60 MiB less at the peak and a fifth
+//! less time reading strings. `diff` keeps everything: the method's tally
+//! counts strings by value.
+
+use super::graph::{EdgeType, HeapGraph, NodeType};
+
+/// String ids, one bit each.
+pub(super) struct ShownStrings {
+    words: Vec<u64>,
+}
+
+impl ShownStrings {
+    /// The ids named by a node that is not a string, or by an edge that
+    /// carries a name (all but element and hidden edges, which carry an
+    /// index). Needs the nodes' and edges' columns and type tables. With
+    /// two threads or more, the second marks the later half of the edges
+    /// (0.03 s on the 440 MB bench file on one).
+    pub(super) fn of(graph: &HeapGraph, threads: usize) -> ShownStrings {
+        // Per raw type: one table lookup a node or edge in the loops.
+        let mut value_type = [false; 256];
+        let mut named_edge = [false; 256];
+        for raw in 0..=255u8 {
+            value_type[raw as usize] = matches!(
+                graph.node_type_of_raw(raw),
+                NodeType::String | NodeType::ConcatenatedString | NodeType::SlicedString
+            );
+            named_edge[raw as usize] = !matches!(
+                graph.edge_type_of_raw(raw),
+                EdgeType::Element | EdgeType::Hidden
+            );
+        }
+        let mark_edges = |shown: &mut ShownStrings, from: usize, to: usize| {
+            let types = &graph.edge_type[from..to];
+            for (raw, name) in types.iter().zip(&graph.edge_name[from..to]) {
+                if named_edge[*raw as usize] {
+                    shown.insert(*name);
+                }
+            }
+        };
+        let edges = graph.edge_type.len().min(graph.edge_name.len());
+        let half = if threads > 1 { edges / 2 } else { edges };
+        let mut shown = ShownStrings { words: Vec::new() };
+        let later = std::thread::scope(|scope| {
+            let later = (half < edges).then(|| {
+                scope.spawn(move || {
+                    let mut later = ShownStrings { words: Vec::new() };
+                    mark_edges(&mut later, half, edges);
+                    later
+                })
+            });
+            for (raw, name) in graph.node_type.iter().zip(&graph.node_name) {
+                if !value_type[*raw as usize] {
+                    shown.insert(name.0);
+                }
+            }
+            mark_edges(&mut shown, 0, half);
+            later.map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        });
+        if let Some(later) = later {
+            if later.words.len() > shown.words.len() {
+                shown.words.resize(later.words.len(), 0);
+            }
+            for (word, more) in shown.words.iter_mut().zip(later.words) {
+                *word |= more;
+            }
+        }
+        shown
+    }
+
+    fn insert(&mut self, id: u32) {
+        let word = (id / 64) as usize;
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        self.words[word] |= 1 << (id % 64);
+    }
+
+    pub(super) fn contains(&self, id: usize) -> bool {
+        self.words
+            .get(id / 64)
+            .is_some_and(|word| word & (1 << (id % 64)) != 0)
+    }
+}
