@@ -8,9 +8,11 @@
 //! mark which strings anything else names (other nodes' names, the names
 //! of edges that have one) and keep the contents of those alone; the
 //! others stay in the table, empty, so every id and count is unchanged.
-//! On the 440 MB bench file that is 60 MiB less at the peak and a fifth
-//! less time reading strings. `diff` keeps everything: the method's tally
-//! counts strings by value.
+//! On the 440 MB bench file the strings take 46 MiB less and their
+//! reading thread a quarter less time, and the peak (at the dominator
+//! tree) falls 526 → 496 MB; the wall time is unchanged, since the edge
+//! index beside the strings bounds that phase. `diff` keeps everything:
+//! the method's tally counts strings by value.
 
 use super::graph::{EdgeType, HeapGraph, NodeType};
 
