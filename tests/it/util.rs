@@ -51,14 +51,21 @@ impl Guard {
     }
     /// Waits for exit, killing the process after `limit`.
     pub fn wait_within(&mut self, limit: Duration) -> ExitStatus {
+        self.exit_within(limit).unwrap_or_else(|| {
+            let _ = self.0.kill();
+            panic!("process {} did not finish within {limit:?}", self.0.id());
+        })
+    }
+
+    /// The exit status, if the process exits within `limit`.
+    pub fn exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
         let started = Instant::now();
         loop {
             if let Some(status) = self.0.try_wait().unwrap() {
-                return status;
+                return Some(status);
             }
             if started.elapsed() > limit {
-                let _ = self.0.kill();
-                panic!("process {} did not finish within {limit:?}", self.0.id());
+                return None;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -291,7 +298,7 @@ pub fn run_to_end(mut command: Command) -> Finished {
     };
     if status.is_none() {
         panic!(
-            "leakcheck (pid {}) did not finish within {RUN_DEADLINE:?}; interrupted, it printed\n\
+            "process {} did not finish within {RUN_DEADLINE:?}; interrupted, it printed\n\
              stderr:\n{}\nstdout:\n{}",
             guard.pid(),
             finished.stderr,
@@ -306,24 +313,15 @@ pub fn run_to_end(mut command: Command) -> Finished {
 /// kills it if it does not stop within `GRACE`. None when it was stopped.
 fn wait_or_interrupt(guard: &mut Guard, limit: Duration) -> Option<ExitStatus> {
     const GRACE: Duration = Duration::from_secs(15);
-    let started = Instant::now();
-    while started.elapsed() < limit {
-        if let Some(status) = guard.0.try_wait().unwrap() {
-            return Some(status);
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if let Some(status) = guard.exit_within(limit) {
+        return Some(status);
     }
     // SAFETY: kill(2) on the PID of a child this guard still owns.
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
-    let interrupted = Instant::now();
-    while interrupted.elapsed() < GRACE {
-        if guard.0.try_wait().unwrap().is_some() {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if guard.exit_within(GRACE).is_none() {
+        let _ = guard.0.kill();
+        let _ = guard.0.wait();
     }
-    let _ = guard.0.kill();
-    let _ = guard.0.wait();
     None
 }
 
