@@ -91,6 +91,7 @@ pub async fn launch(executable: &Path, grace: Duration) -> Result<Browser, Brows
         command,
         grace,
         faults: None,
+        node: false,
     })
     .map_err(|e| BrowserError::Start(format!("{e:#}")))?;
     let endpoint = target.first_announced(START_LIMIT).await.map_err(|_| {

@@ -64,6 +64,10 @@ pub struct LaunchSpec {
     /// Told, once, when the target exits or starts exiting on its own, so a
     /// run can stop waiting on a process that will not answer again.
     pub faults: Option<watch::Sender<Option<String>>>,
+    /// Give it Node's inspector flags (and the cluster preload). False for
+    /// a browser, which opens DevTools by flags of its own and would only
+    /// cost a `node --version` for the preload.
+    pub node: bool,
 }
 
 pub struct Target {
@@ -91,6 +95,27 @@ fn runs_node_directly(program: &str) -> bool {
     name == "node" || name == "nodejs" || name.starts_with("node-") || name.starts_with("node2")
 }
 
+/// The inspector flag and, for a node that takes it, the cluster preload:
+/// on the command line of `node …`; in NODE_OPTIONS for a launcher (npm, a
+/// shell script), which runs the node in PATH.
+fn add_node_flags(command: &mut Command, program: &str) {
+    let direct = runs_node_directly(program);
+    let node = if direct { program } else { "node" };
+    let mut flags = vec![INSPECT_FLAG];
+    if cluster_ports::node_takes_preload(node) {
+        flags.extend(cluster_ports::PRELOAD);
+    }
+    if direct {
+        command.args(&flags);
+    } else {
+        let existing = std::env::var("NODE_OPTIONS").unwrap_or_default();
+        command.env(
+            "NODE_OPTIONS",
+            format!("{existing} {}", flags.join(" ")).trim(),
+        );
+    }
+}
+
 impl Target {
     pub fn launch(spec: &LaunchSpec) -> Result<Target, TargetError> {
         let shown = spec.command.join(" ");
@@ -103,21 +128,8 @@ impl Target {
             .split_first()
             .ok_or_else(|| spawn_error(std::io::Error::other("the command is empty")))?;
         let mut command = Command::new(program);
-        // A launcher (npm, a shell script) runs the node in PATH.
-        let direct = runs_node_directly(program);
-        let node = if direct { program.as_str() } else { "node" };
-        let mut flags = vec![INSPECT_FLAG];
-        if cluster_ports::node_takes_preload(node) {
-            flags.extend(cluster_ports::PRELOAD);
-        }
-        if direct {
-            command.args(&flags);
-        } else {
-            let existing = std::env::var("NODE_OPTIONS").unwrap_or_default();
-            command.env(
-                "NODE_OPTIONS",
-                format!("{existing} {}", flags.join(" ")).trim(),
-            );
+        if spec.node {
+            add_node_flags(&mut command, program);
         }
         command
             .args(args)

@@ -267,6 +267,7 @@ async fn launch(
         command: props.command.clone(),
         grace: props.grace,
         faults: Some(faults.clone()),
+        node: true,
     })?);
     target.wait_ready(http.addr, props.ready_timeout).await?;
     Ok(())
