@@ -211,6 +211,13 @@ impl CycleResult {
             None => self.load.successes() == 0,
         }
     }
+
+    /// The requests the target counted as begun, when they can be held
+    /// against the built-in load's counts (an external driver's requests
+    /// are its own business).
+    pub fn served_by_builtin_load(&self) -> Option<u64> {
+        self.served.filter(|_| self.driver.is_none())
+    }
 }
 
 /// One run of `--load-cmd`.

@@ -411,15 +411,11 @@ impl Context<'_> {
         if choice.kind.is_leak() || choice.kind == VerdictKind::Inconclusive {
             return choice;
         }
-        let unread = self
-            .cycles
-            .iter()
-            .filter(|c| c.driver.is_none())
-            .find_map(|c| {
-                c.served
-                    .filter(|served| *served < c.responses)
-                    .map(|served| (c, served))
-            });
+        let unread = self.cycles.iter().find_map(|c| {
+            c.served_by_builtin_load()
+                .filter(|served| *served < c.responses)
+                .map(|served| (c, served))
+        });
         let Some((cycle, served)) = unread else {
             return choice;
         };

@@ -67,8 +67,10 @@ impl Context<'_> {
                     .into(),
             );
         }
-        for cycle in self.cycles.iter().filter(|c| c.driver.is_none()) {
-            let Some(served) = cycle.served else { continue };
+        for cycle in self.cycles {
+            let Some(served) = cycle.served_by_builtin_load() else {
+                continue;
+            };
             // Every answered request was begun; at most every sent one was.
             let answered = cycle.responses;
             let sent = cycle.requests;
