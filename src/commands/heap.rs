@@ -50,10 +50,10 @@ pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let graph = parse_file(&args.snapshot, args.threads, true)?;
     let parsed = started.elapsed().as_secs_f64();
-    let (analysis, report) = inspect_graph(graph, args.top);
+    let (graph, report) = inspect_graph(graph, args.top);
     let total = started.elapsed().as_secs_f64();
     let rest = "dominators, paths and classes";
-    report_phases(&args.snapshot, &analysis.graph, parsed, total, rest);
+    report_phases(&args.snapshot, &graph, parsed, total, rest);
     emit_summary(&inspect_text(&report), args.json.as_ref(), || {
         pretty_json(&report)
     })

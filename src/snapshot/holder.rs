@@ -154,7 +154,7 @@ fn naming_path(b: &Analysis, node: NodeId) -> Vec<Step> {
         if !b.paths.reachable(from) || graph.node_type(from) == NodeType::Synthetic {
             continue;
         }
-        let key = (rank(graph.edge_type(e)), b.paths.distance[from.index()]);
+        let key = (rank(graph.edge_type(e)), b.paths.distances.of(from));
         if best.as_ref().is_none_or(|(r, d, _)| key < (*r, *d)) {
             best = Some((
                 key.0,

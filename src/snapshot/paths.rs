@@ -9,9 +9,63 @@ use super::graph::{EdgeId, HeapGraph, NodeId};
 
 const UNREACHED: u32 = u32::MAX;
 
+/// Each node's distance in edges from the root: all `inspect` needs of the
+/// paths, at half their memory (it runs beside the dominator tree, where
+/// the engine's memory peaks).
+pub struct Distances {
+    /// `u32::MAX` where no essential path reaches the node.
+    distance: Vec<u32>,
+}
+
+impl Distances {
+    pub fn compute(graph: &HeapGraph) -> Distances {
+        Self::walk(graph, |_, _| {})
+    }
+
+    /// The breadth-first walk, telling `reached` each node and the edge
+    /// it was first reached by.
+    fn walk(graph: &HeapGraph, mut reached: impl FnMut(NodeId, EdgeId)) -> Distances {
+        let n = graph.node_count();
+        let mut distance = vec![UNREACHED; n];
+        let mut queue = VecDeque::new();
+        distance[0] = 0;
+        queue.push_back(NodeId::ROOT);
+        let table = graph.essential_types();
+        while let Some(node) = queue.pop_front() {
+            let next = distance[node.index()] + 1;
+            for e in graph.edges(node) {
+                if !graph.retains(&table, node, e) {
+                    continue;
+                }
+                let to = graph.edge_to(e);
+                if distance[to.index()] == UNREACHED {
+                    distance[to.index()] = next;
+                    reached(to, e);
+                    queue.push_back(to);
+                }
+            }
+        }
+        Distances { distance }
+    }
+
+    /// Edges from the root to `n`, or `u32::MAX` when no essential path
+    /// reaches it.
+    pub fn of(&self, n: NodeId) -> u32 {
+        self.distance[n.index()]
+    }
+
+    pub fn reachable(&self, n: NodeId) -> bool {
+        self.distance[n.index()] != UNREACHED
+    }
+
+    /// Nodes no essential path reaches.
+    pub fn unreached_count(&self) -> u64 {
+        self.distance.iter().filter(|d| **d == UNREACHED).count() as u64
+    }
+}
+
 pub struct Paths {
-    /// Edges from the root, or `u32::MAX` when no essential path reaches it.
-    pub distance: Vec<u32>,
+    pub distances: Distances,
     /// The edge a node was first reached by; its source is found from the
     /// graph's edge offsets, so no per-node source column is kept.
     parent_edge: Vec<u32>,
@@ -27,40 +81,16 @@ pub struct Step {
 
 impl Paths {
     pub fn compute(graph: &HeapGraph) -> Paths {
-        let n = graph.node_count();
-        let mut distance = vec![UNREACHED; n];
-        let mut parent_edge = vec![u32::MAX; n];
-        let mut queue = VecDeque::new();
-        distance[0] = 0;
-        queue.push_back(NodeId::ROOT);
-        let table = graph.essential_types();
-        while let Some(node) = queue.pop_front() {
-            let next = distance[node.index()] + 1;
-            for e in graph.edges(node) {
-                if !graph.retains(&table, node, e) {
-                    continue;
-                }
-                let to = graph.edge_to(e);
-                if distance[to.index()] == UNREACHED {
-                    distance[to.index()] = next;
-                    parent_edge[to.index()] = e.0;
-                    queue.push_back(to);
-                }
-            }
-        }
+        let mut parent_edge = vec![u32::MAX; graph.node_count()];
+        let distances = Distances::walk(graph, |to, e| parent_edge[to.index()] = e.0);
         Paths {
-            distance,
+            distances,
             parent_edge,
         }
     }
 
-    /// Nodes no essential path reaches.
-    pub fn unreached_count(&self) -> u64 {
-        self.distance.iter().filter(|d| **d == UNREACHED).count() as u64
-    }
-
     pub fn reachable(&self, n: NodeId) -> bool {
-        self.distance[n.index()] != UNREACHED
+        self.distances.reachable(n)
     }
 
     /// The node an edge leaves from: the last node whose edges start at or before it.

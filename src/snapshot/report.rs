@@ -8,7 +8,7 @@ use super::diff::{Before, compare_classes, new_nodes};
 use super::dominators::Dominators;
 use super::graph::{HeapGraph, NodeId};
 use super::holder::holders_of;
-use super::paths::Paths;
+use super::paths::{Distances, Paths};
 use super::tally::{GrowthRow, grew_by_self_size};
 use std::collections::HashMap;
 
@@ -86,31 +86,36 @@ pub struct DiffReport {
     pub holders: Vec<Holder>,
 }
 
-fn totals(graph: &HeapGraph, paths: &Paths) -> Totals {
+fn totals(graph: &HeapGraph, distances: &Distances) -> Totals {
     Totals {
         file_bytes: graph.file_bytes,
         nodes: graph.node_count() as u64,
         edges: graph.edge_count() as u64,
         strings: graph.strings.len() as u64,
         self_size: graph.nodes().map(|n| graph.self_size(n)).sum(),
-        unreachable_nodes: graph.nodes().filter(|n| !paths.reachable(*n)).count() as u64,
+        unreachable_nodes: distances.unreached_count(),
     }
 }
 
 /// Whether a node is an object a user would recognise as theirs.
-fn is_user_object(graph: &HeapGraph, paths: &Paths, n: NodeId) -> bool {
+fn is_user_object(graph: &HeapGraph, distances: &Distances, n: NodeId) -> bool {
     use super::graph::NodeType::*;
     matches!(
         graph.node_type(n),
         Object | Closure | Array | Native | Regexp
-    ) && paths.reachable(n)
+    ) && distances.reachable(n)
 }
 
 /// The `top` user objects that retain the most, largest first.
-fn largest_objects(graph: &HeapGraph, doms: &Dominators, paths: &Paths, top: usize) -> Vec<NodeId> {
+fn largest_objects(
+    graph: &HeapGraph,
+    doms: &Dominators,
+    distances: &Distances,
+    top: usize,
+) -> Vec<NodeId> {
     let mut objects: Vec<NodeId> = graph
         .nodes()
-        .filter(|n| *n != NodeId::ROOT && is_user_object(graph, paths, *n))
+        .filter(|n| *n != NodeId::ROOT && is_user_object(graph, distances, *n))
         .collect();
     // Only the top rows are shown: select them, then sort those (a full
     // sort of millions of objects was a tenth of `inspect`'s analysis).
@@ -129,63 +134,62 @@ pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
     let index = ClassIndex::build(&a.graph);
     let classes = summarise(&a.graph, &a.dominators, &index);
     let parts = Parts {
-        totals: totals(&a.graph, &a.paths),
-        objects: largest_objects(&a.graph, &a.dominators, &a.paths, top),
+        totals: totals(&a.graph, &a.paths.distances),
+        objects: largest_objects(&a.graph, &a.dominators, &a.paths.distances, top),
         index,
         classes,
     };
-    inspect_report_of(a, parts, top)
+    inspect_report_of(&a.graph, &a.dominators, &a.paths.distances, parts, top)
 }
 
-/// Analyses a parsed graph for `inspect` on two threads: the class index
-/// (names, types and edges only) beside the dominator tree, then the class
-/// summary (which needs both) beside the paths, the totals and the largest
-/// objects. The paths wait for the dominators: beside them the peak would
-/// pass 1.2× the file (BENCHMARKS.md); the class index fits since the tree
+/// Analyses a parsed graph for `inspect` on two threads: beside the
+/// dominator tree, the class index (names, types and edges only) and then
+/// the distances from the root (forward edges only), so that the second
+/// core is not idle while the semidominators are found; then the class
+/// summary (which needs both) beside the totals and the largest objects.
+/// Distances without the paths' parent edges keep that overlap within
+/// 1.2× the file (BENCHMARKS.md); the class index fits since the tree
 /// consumes the reverse index and frees the DFS numbers early.
-pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (Analysis, InspectReport) {
-    let p = super::phases::Phase::start("dominators | class index");
+pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (HeapGraph, InspectReport) {
+    let p = super::phases::Phase::start("dominators | class index, distances");
     let retainers = graph.take_retainers();
-    let (dominators, index) = std::thread::scope(|scope| {
+    let (dominators, (index, distances)) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
-            let _p = super::phases::Phase::start("class index");
-            ClassIndex::build(&graph)
+            let p = super::phases::Phase::start("class index");
+            let index = ClassIndex::build(&graph);
+            drop(p);
+            let _p = super::phases::Phase::start("distances");
+            (index, Distances::compute(&graph))
         });
         let dominators = Dominators::compute(&graph, retainers);
-        let index = side
+        let side = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (dominators, index)
+        (dominators, side)
     });
     drop(p);
-    let _p = super::phases::Phase::start("paths | classes");
-    let (paths, parts) = std::thread::scope(|scope| {
+    let p = super::phases::Phase::start("classes | largest objects");
+    let (totals, objects, classes) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
             let _p = super::phases::Phase::start("class summary");
             summarise(&graph, &dominators, &index)
         });
-        let paths = Paths::compute(&graph);
-        let totals = totals(&graph, &paths);
-        let objects = largest_objects(&graph, &dominators, &paths, top);
+        let totals = totals(&graph, &distances);
+        let objects = largest_objects(&graph, &dominators, &distances, top);
         let classes = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (paths, (totals, objects, classes))
+        (totals, objects, classes)
     });
-    let (totals, objects, classes) = parts;
+    drop(p);
     let parts = Parts {
         totals,
         objects,
         index,
         classes,
     };
-    let analysis = Analysis {
-        graph,
-        dominators,
-        paths,
-    };
-    let report = inspect_report_of(&analysis, parts, top);
-    (analysis, report)
+    let report = inspect_report_of(&graph, &dominators, &distances, parts, top);
+    (graph, report)
 }
 
 /// What an inspect report is made of, computed where it is cheapest.
@@ -198,8 +202,13 @@ struct Parts {
     classes: Vec<(String, ClassTotals)>,
 }
 
-fn inspect_report_of(a: &Analysis, parts: Parts, top: usize) -> InspectReport {
-    let g = &a.graph;
+fn inspect_report_of(
+    g: &HeapGraph,
+    dominators: &Dominators,
+    distances: &Distances,
+    parts: Parts,
+    top: usize,
+) -> InspectReport {
     let classes = parts
         .classes
         .into_iter()
@@ -219,8 +228,8 @@ fn inspect_report_of(a: &Analysis, parts: Parts, top: usize) -> InspectReport {
             class: parts.index.class_of(n).to_string(),
             name: g.name(n).to_string(),
             self_size: g.self_size(n),
-            retained_size: a.dominators.retained(n),
-            distance: a.paths.distance[n.index()],
+            retained_size: dominators.retained(n),
+            distance: distances.of(n),
         })
         .collect();
     InspectReport {
@@ -248,7 +257,7 @@ pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
         edges: graph.edge_count() as u64,
         strings: graph.strings.len() as u64,
         self_size: graph.nodes().map(|n| graph.self_size(n)).sum(),
-        unreachable_nodes: super::Paths::compute(graph).unreached_count(),
+        unreachable_nodes: Distances::compute(graph).unreached_count(),
     };
     BeforeSummary {
         totals,
@@ -309,7 +318,7 @@ pub fn diff_graph(
     let report = DiffReport {
         schema_version: 1,
         before: before.totals.clone(),
-        after: totals(&after.graph, &after.paths),
+        after: totals(&after.graph, &after.paths.distances),
         classes: classes.into_iter().take(top).collect(),
         grew_by_self_size,
         holders,

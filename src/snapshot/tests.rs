@@ -77,7 +77,7 @@ fn paths_are_shortest_and_named() {
     let steps = a.paths.path_to(&a.graph, d);
     let names: Vec<String> = steps.iter().map(|s| a.graph.edge_name(s.edge)).collect();
     assert_eq!(names, ["a", "c", "d"]);
-    assert_eq!(a.paths.distance[d.index()], 3);
+    assert_eq!(a.paths.distances.of(d), 3);
 }
 
 #[test]
