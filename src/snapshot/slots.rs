@@ -79,7 +79,35 @@ fn fill<T>(
     None
 }
 
-impl Slots<'_> {
+impl<'a> Slots<'a> {
+    /// The slots of the first `count` numbers (from array index `first`),
+    /// taken off the front of these.
+    pub(super) fn split_off_front(
+        &mut self,
+        layout: &Records,
+        first: u64,
+        count: usize,
+    ) -> Slots<'a> {
+        let width = layout.width();
+        let mut wanted = [0usize; COLUMNS];
+        for (field, slot) in layout.slots.iter().enumerate() {
+            if let Some(column) = column_of(*slot) {
+                wanted[column] = share(first, count, field, width).1;
+            }
+        }
+        Slots {
+            node_type: take(&mut self.node_type, wanted[0]),
+            node_name: take(&mut self.node_name, wanted[1]),
+            node_id: take(&mut self.node_id, wanted[2]),
+            self_size: take(&mut self.self_size, wanted[3]),
+            edge_count: take(&mut self.edge_count, wanted[4]),
+            detachedness: take(&mut self.detachedness, wanted[5]),
+            edge_type: take(&mut self.edge_type, wanted[6]),
+            edge_name: take(&mut self.edge_name, wanted[7]),
+            edge_to: take(&mut self.edge_to, wanted[8]),
+        }
+    }
+
     /// Stores `numbers`, the array's numbers from index `first` on: one
     /// tight loop per field. The same checks and the same first error, in
     /// array order, as `Columns::store` one by one. Slots past the numbers
@@ -148,8 +176,10 @@ pub(super) struct Room<'a> {
     carved: [usize; COLUMNS],
 }
 
-/// Takes the first `n` of `free` (the caller checked it has them).
+/// Takes the first `n` of `free`, or all it has (the callers check it has
+/// them; a piece of a malformed block can only ask for fewer).
 fn take<'a, T>(free: &mut &'a mut [MaybeUninit<T>], n: usize) -> &'a mut [MaybeUninit<T>] {
+    let n = n.min(free.len());
     let (head, rest) = std::mem::take(free).split_at_mut(n);
     *free = rest;
     head
