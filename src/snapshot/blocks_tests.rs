@@ -118,6 +118,38 @@ fn errors_name_the_same_byte_on_one_thread_and_many() {
 }
 
 #[test]
+fn names_past_the_strings_are_refused_alike_on_one_thread_and_many() {
+    // With threads the names are checked beside the edge index, once the
+    // strings are read; the errors and their order stay the one thread's.
+    let text = snapshot(300);
+    let strings = "\"strings\":[\"\",\"a\",\"b\",\"c\",\"d\"]";
+    assert!(text.contains(strings));
+    let node_name = text.replacen(strings, "\"strings\":[\"\",\"a\",\"b\"]", 1);
+    let edge_name = text.replacen("\"edges\":[2,0,7", "\"edges\":[2,99,7", 1);
+    // Both a wrong edge count (the index's error) and a name past the
+    // strings: the index's error is reported first.
+    let both = node_name.replacen("\"nodes\":[0,0,1,10,2", "\"nodes\":[0,0,1,10,3", 1);
+    let cases = [
+        (
+            node_name,
+            "a node name points to string 3, past the 3 strings",
+        ),
+        (edge_name, "edge 0 names string 99, past the 5 strings"),
+        (both, "edge counts add up to"),
+    ];
+    for (i, (bad, expected)) in cases.iter().enumerate() {
+        assert_ne!(bad, &text, "case {i} changed nothing");
+        for threads in [1, 2] {
+            let error = parse(bad, threads, 64).expect_err("an error").to_string();
+            assert!(
+                error.contains(expected),
+                "case {i}, {threads} threads: {error}"
+            );
+        }
+    }
+}
+
+#[test]
 fn an_empty_array_and_whitespace_runs_parse_alike() {
     let text = snapshot(1).replace("\"edges\":[]", "\"edges\":[ \n ]");
     let spaced = snapshot(50).replace("\n,", &format!("{},", " ".repeat(300)));

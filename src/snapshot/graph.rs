@@ -362,17 +362,21 @@ impl HeapGraph {
         t != EdgeType::Weak && (t != EdgeType::Shortcut || from == NodeId::ROOT)
     }
 
-    /// Builds the reverse index of essential edges (called once by the parser).
-    pub(crate) fn build_retainers(&mut self) {
+    /// The reverse index of essential edges, for edge offsets
+    /// `first_edge` (called once by the parser, before it sets them, so
+    /// that the graph can be read beside it): the start of each node's
+    /// range, and the retaining nodes.
+    pub(crate) fn retainers_for(&self, first_edge: &[u32]) -> (Vec<u32>, Vec<NodeId>) {
         let n = self.node_count();
         // Counts summed into the end of each node's range, then filled from
         // the back, edges in reverse: each range ends in edge order with
         // `first[to]` at its start (no second array of cursors).
         let table = self.essential_types();
+        let edges = |from: usize| first_edge[from]..first_edge[from + 1];
         let mut first = vec![0u32; n + 1];
-        for from in 0..n as u32 {
-            for e in self.edges(NodeId(from)) {
-                if self.retains(&table, NodeId(from), e) {
+        for from in 0..n {
+            for e in edges(from).map(EdgeId) {
+                if self.retains(&table, NodeId(from as u32), e) {
                     first[self.edge_to(e).index()] += 1;
                 }
             }
@@ -383,17 +387,15 @@ impl HeapGraph {
             *f = sum;
         }
         let mut retainers = vec![NodeId(0); sum as usize];
-        for from in (0..n as u32).rev() {
-            let edges = self.first_edge[from as usize]..self.first_edge[from as usize + 1];
-            for e in edges.rev().map(EdgeId) {
-                if self.retains(&table, NodeId(from), e) {
+        for from in (0..n).rev() {
+            for e in edges(from).rev().map(EdgeId) {
+                if self.retains(&table, NodeId(from as u32), e) {
                     let to = self.edge_to(e).index();
                     first[to] -= 1;
-                    retainers[first[to] as usize] = NodeId(from);
+                    retainers[first[to] as usize] = NodeId(from as u32);
                 }
             }
         }
-        self.first_retainer = first;
-        self.retainers = retainers;
+        (first, retainers)
     }
 }

@@ -11,7 +11,7 @@ use std::io::Read;
 use serde::Deserialize;
 
 use super::SnapshotParseError;
-use super::graph::{EdgeType, HeapGraph, NodeType, Strings};
+use super::graph::{EdgeType, HeapGraph, NodeId, NodeType, Strings};
 use super::records::{Columns, Records, Slot};
 use super::scan::Scanner;
 use super::shown::ShownStrings;
@@ -149,8 +149,8 @@ pub fn parse_with<R: Read>(
     let mut layout: Option<Layout> = None;
     let mut edge_counts: Vec<u32> = Vec::new();
     let (mut node_reserve, mut edge_reserve) = (0, 0);
-    // The edges indexed beside the strings, and how that went.
-    let mut indexed = None;
+    // The edges indexed and the names checked beside the strings.
+    let mut beside = None;
     let mut seen_nodes = false;
     let mut seen_edges = false;
     let mut seen_strings = false;
@@ -206,14 +206,13 @@ pub fn parse_with<R: Read>(
                         ShownStrings::of(&graph, options.threads)
                     });
                     let _p = super::phases::Phase::start("strings and edge index");
-                    if options.threads > 1 && seen_edges && indexed.is_none() {
-                        let outcome = read_strings_beside_index(
+                    if options.threads > 1 && seen_edges && beside.is_none() {
+                        beside = Some(read_strings_beside_index(
                             &mut scan,
                             &mut graph,
                             std::mem::take(&mut edge_counts),
                             shown.as_ref(),
-                        )?;
-                        indexed = Some(outcome);
+                        )?);
                     } else {
                         read_strings(&mut scan, &mut graph.strings, shown.as_ref())?;
                     }
@@ -242,7 +241,7 @@ pub fn parse_with<R: Read>(
     }
     graph.file_bytes = scan.consumed;
     let _p = super::phases::Phase::start("finish");
-    finish(&mut graph, edge_counts, indexed)?;
+    finish(&mut graph, edge_counts, beside)?;
     Ok(graph)
 }
 
@@ -398,10 +397,25 @@ fn read_strings<R: Read>(
     })
 }
 
+/// The edge offsets and the reverse index, built beside the strings.
+struct EdgeIndex {
+    first_edge: Vec<u32>,
+    first_retainer: Vec<u32>,
+    retainers: Vec<NodeId>,
+}
+
+impl EdgeIndex {
+    fn install(self, graph: &mut HeapGraph) {
+        graph.first_edge = self.first_edge;
+        graph.first_retainer = self.first_retainer;
+        graph.retainers = self.retainers;
+    }
+}
+
 /// Builds the edge offsets from the nodes' edge counts, checking they
 /// add up to the edges, and the retainers. Needs no strings, so with
 /// threads it runs while the strings are read.
-fn index_edges(graph: &mut HeapGraph, edge_counts: Vec<u32>) -> Result<(), SnapshotParseError> {
+fn index_edges(graph: &HeapGraph, edge_counts: Vec<u32>) -> Result<EdgeIndex, SnapshotParseError> {
     let n = graph.node_id.len();
     if n == 0 {
         return Err(SnapshotParseError::Format(
@@ -425,51 +439,17 @@ fn index_edges(graph: &mut HeapGraph, edge_counts: Vec<u32>) -> Result<(), Snaps
             graph.edge_to.len()
         )));
     }
-    graph.first_edge = first_edge;
-    graph.build_retainers();
-    Ok(())
+    let (first_retainer, retainers) = graph.retainers_for(&first_edge);
+    Ok(EdgeIndex {
+        first_edge,
+        first_retainer,
+        retainers,
+    })
 }
 
-/// Reads the strings while another core indexes the edges; the index's
-/// outcome is returned for `finish` to report in its usual order.
-fn read_strings_beside_index<R: Read>(
-    scan: &mut Scanner<R>,
-    graph: &mut HeapGraph,
-    edge_counts: Vec<u32>,
-    shown: Option<&ShownStrings>,
-) -> Result<Result<(), SnapshotParseError>, SnapshotParseError> {
-    let mut strings = std::mem::take(&mut graph.strings);
-    let (read, indexed) = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            let _p = super::phases::Phase::start("index edges (beside strings)");
-            index_edges(graph, edge_counts)
-        });
-        let p = super::phases::Phase::start("strings read");
-        let read = read_strings(scan, &mut strings, shown);
-        drop(p);
-        (read, worker.join())
-    });
-    graph.strings = strings;
-    read?;
-    Ok(indexed.unwrap_or_else(|_| {
-        Err(SnapshotParseError::Format(
-            "the thread indexing the edges stopped unexpectedly".into(),
-        ))
-    }))
-}
-
-/// Checks the sections agree and builds the edge offsets and retainers
-/// (unless `indexed` says they were built beside the strings).
-fn finish(
-    graph: &mut HeapGraph,
-    edge_counts: Vec<u32>,
-    indexed: Option<Result<(), SnapshotParseError>>,
-) -> Result<(), SnapshotParseError> {
-    match indexed {
-        Some(outcome) => outcome?,
-        None => index_edges(graph, edge_counts)?,
-    }
-    let strings = graph.strings.len() as u32;
+/// Every node name and every edge name that is not an index points into
+/// the `strings` strings.
+fn check_names(graph: &HeapGraph, strings: u32) -> Result<(), SnapshotParseError> {
     if let Some(bad) = graph.node_name.iter().find(|s| s.0 >= strings) {
         return Err(SnapshotParseError::Format(format!(
             "a node name points to string {}, past the {strings} strings",
@@ -488,6 +468,67 @@ fn finish(
             )));
         }
     }
+    Ok(())
+}
+
+/// What is done beside the strings: the edge index on another core, and
+/// on the reading thread, once the strings are in (they take less time),
+/// the check of the names against them.
+struct Beside {
+    index: Result<EdgeIndex, SnapshotParseError>,
+    names: Result<(), SnapshotParseError>,
+}
+
+/// Reads the strings while another core indexes the edges; the index's
+/// and the names' outcomes are returned for `finish` to report in its
+/// usual order.
+fn read_strings_beside_index<R: Read>(
+    scan: &mut Scanner<R>,
+    graph: &mut HeapGraph,
+    edge_counts: Vec<u32>,
+    shown: Option<&ShownStrings>,
+) -> Result<Beside, SnapshotParseError> {
+    let mut strings = std::mem::take(&mut graph.strings);
+    let graph_read = &*graph;
+    let (read, index) = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let _p = super::phases::Phase::start("index edges (beside strings)");
+            index_edges(graph_read, edge_counts)
+        });
+        let p = super::phases::Phase::start("strings read");
+        let read = read_strings(scan, &mut strings, shown)
+            .map(|()| check_names(graph_read, strings.len() as u32));
+        drop(p);
+        (read, worker.join())
+    });
+    graph.strings = strings;
+    let names = read?;
+    let index = index.unwrap_or_else(|_| {
+        Err(SnapshotParseError::Format(
+            "the thread indexing the edges stopped unexpectedly".into(),
+        ))
+    });
+    Ok(Beside { index, names })
+}
+
+/// Checks the sections agree and builds the edge offsets and retainers
+/// (unless `beside` holds them, done while the strings were read).
+fn finish(
+    graph: &mut HeapGraph,
+    edge_counts: Vec<u32>,
+    beside: Option<Beside>,
+) -> Result<(), SnapshotParseError> {
+    let names = match beside {
+        Some(beside) => {
+            beside.index?.install(graph);
+            beside.names
+        }
+        None => {
+            index_edges(graph, edge_counts)?.install(graph);
+            check_names(graph, graph.strings.len() as u32)
+        }
+    };
+    names?;
     // The arena grew by doubling; give the slack back before the analyses.
     graph.strings.bytes.shrink_to_fit();
     graph.strings.starts.shrink_to_fit();
