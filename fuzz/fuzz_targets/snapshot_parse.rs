@@ -3,7 +3,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(analysis) = leakcheck::snapshot::analyse(data) {
-        let _ = leakcheck::snapshot::inspect_report(&analysis, 5);
+    if let Ok(graph) = leakcheck::snapshot::parse(data) {
+        let _ = leakcheck::snapshot::inspect_graph(graph, 5, 2);
     }
 });

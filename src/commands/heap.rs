@@ -50,7 +50,10 @@ pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let graph = parse_file(&args.snapshot, args.threads, true)?;
     let parsed = started.elapsed().as_secs_f64();
-    let (graph, report) = inspect_graph(graph, args.top);
+    let threads = args
+        .threads
+        .map_or(ParseOptions::default().threads, usize::from);
+    let (graph, report) = inspect_graph(graph, args.top, threads);
     let total = started.elapsed().as_secs_f64();
     let rest = "dominators, paths and classes";
     report_phases(&args.snapshot, &graph, parsed, total, rest);

@@ -5,6 +5,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::class_retained::retained_by_class;
 use super::dominators::Dominators;
 use super::graph::{EdgeType, HeapGraph, NodeId, NodeType};
 
@@ -183,11 +184,13 @@ pub struct ClassTotals {
     pub retained_size: u64,
 }
 
-/// Per-class totals of a whole snapshot, largest retained first.
+/// Per-class totals of a whole snapshot, largest retained first; the
+/// retained sizes on `threads` threads (`class_retained.rs`).
 pub fn summarise(
     graph: &HeapGraph,
     doms: &Dominators,
     classes: &ClassIndex,
+    threads: usize,
 ) -> Vec<(String, ClassTotals)> {
     let keys = &classes.of;
     let names = classes.names.clone();
@@ -197,24 +200,10 @@ pub fn summarise(
         t.count += 1;
         t.self_size += graph.self_size(n);
     }
-    // Walk the dominator tree; a member counts unless an ancestor is of its class.
     let children = dominator_children(doms);
-    let mut active = vec![0u32; names.len()];
-    let mut stack: Vec<(NodeId, bool)> = vec![(NodeId::ROOT, false)];
-    while let Some((node, leaving)) = stack.pop() {
-        let class = keys[node.index()] as usize;
-        if leaving {
-            active[class] -= 1;
-            continue;
-        }
-        if active[class] == 0 {
-            totals[class].retained_size += doms.retained(node);
-        }
-        active[class] += 1;
-        stack.push((node, true));
-        for child in children.of(node) {
-            stack.push((*child, false));
-        }
+    let retained = retained_by_class(doms, &children, keys, names.len(), threads);
+    for (t, r) in totals.iter_mut().zip(retained) {
+        t.retained_size = r;
     }
     let mut out: Vec<(String, ClassTotals)> = names.into_iter().zip(totals).collect();
     out.sort_by(|a, b| {

@@ -9,6 +9,7 @@
 //! encoding.
 
 mod blocks;
+mod class_retained;
 mod classes;
 mod diff;
 mod dominators;
@@ -36,8 +37,7 @@ pub use holder::holders_of;
 pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
 pub use report::{
-    BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_graph, inspect_report,
-    summarise_before,
+    BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_graph, summarise_before,
 };
 pub use reuse::keep_freed_memory;
 pub use tally::{GrowthRow, TextTally, grew_by_self_size};

@@ -129,28 +129,19 @@ fn largest_objects(
     objects
 }
 
-/// `inspect`'s report of an analysed snapshot.
-pub fn inspect_report(a: &Analysis, top: usize) -> InspectReport {
-    let index = ClassIndex::build(&a.graph);
-    let classes = summarise(&a.graph, &a.dominators, &index);
-    let parts = Parts {
-        totals: totals(&a.graph, &a.paths.distances),
-        objects: largest_objects(&a.graph, &a.dominators, &a.paths.distances, top),
-        index,
-        classes,
-    };
-    inspect_report_of(&a.graph, &a.dominators, &a.paths.distances, parts, top)
-}
-
 /// Analyses a parsed graph for `inspect` on two threads: beside the
 /// dominator tree, the class index (names, types and edges only) and then
 /// the distances from the root (forward edges only), so that the second
 /// core is not idle while the semidominators are found; then the class
-/// summary (which needs both) beside the totals and the largest objects.
-/// Distances without the paths' parent edges keep that overlap within
+/// summary (which needs both, its retained sizes on `threads` threads)
+/// beside the totals and the largest objects. Distances without the paths' parent edges keep that overlap within
 /// 1.2× the file (BENCHMARKS.md); the class index fits since the tree
 /// consumes the reverse index and frees the DFS numbers early.
-pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (HeapGraph, InspectReport) {
+pub fn inspect_graph(
+    mut graph: HeapGraph,
+    top: usize,
+    threads: usize,
+) -> (HeapGraph, InspectReport) {
     let p = super::phases::Phase::start("dominators | class index, distances");
     let retainers = graph.take_retainers();
     let (dominators, (index, distances)) = std::thread::scope(|scope| {
@@ -172,7 +163,7 @@ pub fn inspect_graph(mut graph: HeapGraph, top: usize) -> (HeapGraph, InspectRep
     let (totals, objects, classes) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
             let _p = super::phases::Phase::start("class summary");
-            summarise(&graph, &dominators, &index)
+            summarise(&graph, &dominators, &index, threads)
         });
         let totals = totals(&graph, &distances);
         let objects = largest_objects(&graph, &dominators, &distances, top);

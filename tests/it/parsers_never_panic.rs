@@ -48,8 +48,9 @@ fn snapshot_parser() {
     let mut bytes = Bytes(0x9E37_79B9_7F4A_7C15);
     for _ in 0..ROUNDS {
         let input = bytes.mutate(seed);
-        if let Ok(analysis) = leakcheck::snapshot::analyse(&input[..]) {
-            let _ = leakcheck::snapshot::inspect_report(&analysis, 5);
+        // `inspect`'s own path: the analyses on two threads.
+        if let Ok(graph) = leakcheck::snapshot::parse(&input[..]) {
+            let _ = leakcheck::snapshot::inspect_graph(graph, 5, 2);
         }
     }
 }
