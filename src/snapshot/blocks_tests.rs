@@ -104,6 +104,8 @@ fn errors_name_the_same_byte_on_one_thread_and_many() {
         text.replacen("],\n\"strings\"", ",],\n\"strings\"", 1),
         // An edge that points into the middle of a node.
         text.replacen("\"edges\":[2,0,7", "\"edges\":[2,0,8", 1),
+        // A newline where a comma was due.
+        text.replacen("\n,", "\n5", 40),
         // Cut inside the edges: truncated.
         text[..edges + 777].to_string(),
     ];
@@ -153,9 +155,11 @@ fn names_past_the_strings_are_refused_alike_on_one_thread_and_many() {
 fn an_empty_array_and_whitespace_runs_parse_alike() {
     let text = snapshot(1).replace("\"edges\":[]", "\"edges\":[ \n ]");
     let spaced = snapshot(50).replace("\n,", &format!("{},", " ".repeat(300)));
-    for text in [text, spaced] {
+    // A newline not followed by its comma leaves the fast path.
+    let newline_space = snapshot(200).replace("\n,", "\n ,");
+    for text in [text, spaced, newline_space] {
         let one = parse(&text, 1, 1 << 20).unwrap();
-        for block in [1, 5, 200] {
+        for block in [1, 5, 200, 4096] {
             assert_same(&one, &parse(&text, 2, block).unwrap());
         }
     }
