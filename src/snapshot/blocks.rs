@@ -83,8 +83,8 @@ enum Stretch {
     Full(Block),
 }
 
-/// Scans `[n, n, …]` into columns on `workers` threads. The scanner must
-/// be just before the `[`. Returns the columns and the count of numbers.
+/// Scans `[n, n, …]` into columns on `workers` threads (one: on this
+/// thread, with no other). The scanner must be just before the `[`. Returns the columns and the count of numbers.
 pub(super) fn scan_array<R: Read>(
     scan: &mut Scanner<R>,
     layout: &Records,
@@ -103,15 +103,26 @@ pub(super) fn scan_array<R: Read>(
     let mut waiting = None;
     loop {
         let mut room = Room::new(&mut columns);
-        let end = fill_stretch(
-            scan,
-            layout,
-            &mut room,
-            &mut cutter,
-            waiting.take(),
-            &mut numbers,
-            workers,
-        )?;
+        let end = if workers > 1 {
+            fill_stretch(
+                scan,
+                layout,
+                &mut room,
+                &mut cutter,
+                waiting.take(),
+                &mut numbers,
+                workers,
+            )?
+        } else {
+            fill_stretch_here(
+                scan,
+                layout,
+                &mut room,
+                &mut cutter,
+                waiting.take(),
+                &mut numbers,
+            )?
+        };
         let carved = room.carved();
         // SAFETY: `fill_stretch` returned Ok: every block it gave slots
         // came back from its worker without error, so all were written.
@@ -194,6 +205,43 @@ fn fill_stretch<'a, R: Read>(
             }
         }
     })
+}
+
+/// `fill_stretch` on the calling thread alone: the same blocks, parsed
+/// as they are cut (`-j 1`, and the earlier snapshot of a small `diff`,
+/// read beside the later one).
+fn fill_stretch_here<'a, R: Read>(
+    scan: &mut Scanner<R>,
+    layout: &Records,
+    room: &mut Room<'a>,
+    cutter: &mut Cutter,
+    mut waiting: Option<Block>,
+    numbers: &mut u64,
+) -> Result<Stretch, SnapshotParseError> {
+    let piece_size = (cutter.block_size / PIECES_PER_BLOCK).max(1);
+    let mut parsed = Vec::new();
+    let mut spare = Vec::new();
+    loop {
+        let block = match waiting.take() {
+            Some(block) => block,
+            None => cutter.next(scan, std::mem::take(&mut spare))?,
+        };
+        let Some(slots) = room.carve(layout, *numbers, block.count) else {
+            return Ok(Stretch::Full(block));
+        };
+        let last = block.last;
+        let first = *numbers;
+        *numbers += block.count as u64;
+        let job = Job {
+            block,
+            first,
+            slots,
+        };
+        spare = parse_block(job, layout, piece_size, &mut parsed)?;
+        if last {
+            return Ok(Stretch::Done);
+        }
+    }
 }
 
 /// Cuts the array's text into blocks that end after a comma.

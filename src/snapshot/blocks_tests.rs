@@ -1,5 +1,6 @@
-//! The parallel array scanner against the one-thread one: the same
-//! columns, and the same error at the same byte, wherever the blocks cut.
+//! The block scanner, on one thread or many, against the one-pass
+//! reference scanner: the same columns, and the same error at the same
+//! byte, wherever the blocks and their pieces cut.
 
 use super::super::parse::{ParseOptions, parse_with};
 use super::super::{HeapGraph, SnapshotParseError};
@@ -48,6 +49,16 @@ fn parse(text: &str, threads: usize, block_size: usize) -> Result<HeapGraph, Sna
     parse_with(text.as_bytes(), Some(text.len() as u64), options)
 }
 
+/// The arrays read number by number by the reference scanner.
+fn one_pass(text: &str) -> Result<HeapGraph, SnapshotParseError> {
+    let options = ParseOptions {
+        threads: 1,
+        one_pass: true,
+        ..ParseOptions::default()
+    };
+    parse_with(text.as_bytes(), Some(text.len() as u64), options)
+}
+
 fn assert_same(a: &HeapGraph, b: &HeapGraph) {
     assert_eq!(a.node_type, b.node_type);
     assert_eq!(a.node_name, b.node_name);
@@ -66,9 +77,9 @@ fn assert_same(a: &HeapGraph, b: &HeapGraph) {
 #[test]
 fn every_cut_gives_the_columns_of_one_pass() {
     let text = snapshot(600);
-    let one = parse(&text, 1, 1 << 20).unwrap();
+    let one = one_pass(&text).unwrap();
     assert_eq!(one.node_count(), 600);
-    for threads in [2, 3, 8] {
+    for threads in [1, 2, 3, 8] {
         for block in [1, 2, 7, 13, 64, 1000] {
             let many = parse(&text, threads, block).unwrap();
             assert_same(&one, &many);
@@ -81,10 +92,11 @@ fn blocks_read_straight_from_the_input_give_the_same_columns() {
     // Megabyte blocks: the scanner reads the array text straight into them.
     let text = snapshot(60_000);
     assert!(text.len() > 2 << 20, "{}", text.len());
-    let one = parse(&text, 1, 1 << 20).unwrap();
+    let one = one_pass(&text).unwrap();
     assert_same(&one, &parse(&text, 2, 1 << 20).unwrap());
+    assert_same(&one, &parse(&text, 1, 1 << 20).unwrap());
     let cut = &text[..text.find("\"strings\"").unwrap() - 40];
-    let one = parse(cut, 1, 1 << 20).expect_err("truncated").to_string();
+    let one = one_pass(cut).expect_err("truncated").to_string();
     assert_eq!(
         one,
         parse(cut, 2, 1 << 20).expect_err("truncated").to_string()
@@ -111,10 +123,12 @@ fn errors_name_the_same_byte_on_one_thread_and_many() {
     ];
     for (i, bad) in cases.iter().enumerate() {
         assert_ne!(bad, &text, "case {i} changed nothing");
-        let one = parse(bad, 1, 1 << 20).expect_err("an error").to_string();
-        for block in [3, 64, 4096] {
-            let many = parse(bad, 2, block).expect_err("an error").to_string();
-            assert_eq!(one, many, "case {i}, blocks of {block}");
+        let one = one_pass(bad).expect_err("an error").to_string();
+        for (threads, block) in [(2, 3), (2, 64), (2, 4096), (1, 64), (1, 4096)] {
+            let many = parse(bad, threads, block)
+                .expect_err("an error")
+                .to_string();
+            assert_eq!(one, many, "case {i}, {threads} threads, blocks of {block}");
         }
     }
 }
@@ -158,9 +172,10 @@ fn an_empty_array_and_whitespace_runs_parse_alike() {
     // A newline not followed by its comma leaves the fast path.
     let newline_space = snapshot(200).replace("\n,", "\n ,");
     for text in [text, spaced, newline_space] {
-        let one = parse(&text, 1, 1 << 20).unwrap();
+        let one = one_pass(&text).unwrap();
         for block in [1, 5, 200, 4096] {
             assert_same(&one, &parse(&text, 2, block).unwrap());
+            assert_same(&one, &parse(&text, 1, block).unwrap());
         }
     }
 }
@@ -180,11 +195,11 @@ fn columns_grow_when_the_header_does_not_say_how_many() {
         "{}",
         &uncounted[..400]
     );
-    let one = parse(&uncounted, 1, 1 << 20).unwrap();
+    let one = one_pass(&uncounted).unwrap();
     assert_eq!(one.node_count(), 3000);
-    for block in [7, 64, 4096] {
+    for (threads, block) in [(2, 7), (2, 64), (2, 4096), (1, 64)] {
         let options = ParseOptions {
-            threads: 2,
+            threads,
             block_size: block,
             ..ParseOptions::default()
         };

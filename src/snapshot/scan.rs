@@ -302,7 +302,9 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Reads `[n, n, …]` of unsigned integers, calling `sink` for each in
-    /// order. This is the hot loop of the whole parser.
+    /// order: the one-pass reference the block scanner (`blocks.rs`) is
+    /// tested against.
+    #[cfg(test)]
     pub fn uint_array(
         &mut self,
         mut sink: impl FnMut(u64) -> Result<(), SnapshotParseError>,
