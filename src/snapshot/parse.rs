@@ -533,7 +533,8 @@ fn finish(
     // and the analyses allocate (on one thread the index is built here).
     graph.strings.bytes.shrink_to_fit();
     graph.strings.starts.shrink_to_fit();
-    let names = match beside {
+    // The index's error comes before the names'.
+    match beside {
         Some(beside) => {
             beside.index?.install(graph);
             beside.names
@@ -542,8 +543,7 @@ fn finish(
             index_edges(graph, edge_counts)?.install(graph);
             check_names(graph, graph.strings.len() as u32)
         }
-    };
-    names
+    }
 }
 
 #[cfg(test)]
