@@ -10,8 +10,10 @@
 //! into numbers and store them there, side by side, with no lock. So the
 //! input is still read once, front to back, as it arrives (a snapshot
 //! streamed over the inspector is never held whole), and the columns are
-//! the ones the one-thread scanner fills, number for number: `tests.rs`
-//! compares the two.
+//! the ones a number-by-number scanner fills: `blocks_tests.rs` compares
+//! them with the one-pass reference (`Scanner::uint_array`) wherever the
+//! blocks cut. With one thread (`-j 1`) the reading thread parses each
+//! block itself as soon as it is cut.
 //!
 //! A worker parses its block in pieces of a sixteenth of a block, each in
 //! two passes (text into numbers, numbers into their columns), so the
@@ -45,7 +47,7 @@ pub(super) const BLOCK: usize = 1 << 20;
 /// Pieces a block is parsed in: a piece's numbers (64 KiB of text in a
 /// 1 MiB block, about 16 000 numbers of 8 bytes) stay in the core's own
 /// cache between the two passes over them, where a whole block's (2 MB)
-/// did not: the nodes and edges phases 8 and 4 % faster (BENCHMARKS.md).
+/// did not: the nodes and edges phases 8–11 % faster (BENCHMARKS.md).
 const PIECES_PER_BLOCK: usize = 16;
 /// Blocks queued or being parsed per worker: two keep a worker busy while
 /// the reading thread reads the next.
@@ -84,7 +86,8 @@ enum Stretch {
 }
 
 /// Scans `[n, n, …]` into columns on `workers` threads (one: on this
-/// thread, with no other). The scanner must be just before the `[`. Returns the columns and the count of numbers.
+/// thread, with no other). The scanner must be just before the `[`.
+/// Returns the columns and the count of numbers.
 pub(super) fn scan_array<R: Read>(
     scan: &mut Scanner<R>,
     layout: &Records,
@@ -124,8 +127,8 @@ pub(super) fn scan_array<R: Read>(
             )?
         };
         let carved = room.carved();
-        // SAFETY: `fill_stretch` returned Ok: every block it gave slots
-        // came back from its worker without error, so all were written.
+        // SAFETY: the stretch ended Ok: every block given slots was parsed
+        // (by a worker, or here) without error, so all were written.
         unsafe { commit(&mut columns, carved) };
         match end {
             Stretch::Done => return Ok((columns, numbers)),

@@ -3,9 +3,10 @@
 //! so every error names the byte where the input went wrong.
 //!
 //! Hand-written (not serde_json's streaming deserializer) because the bulk of
-//! a snapshot is two flat integer arrays: parsing them digit by digit straight
-//! into columns, with no intermediate value per number, is what keeps the
-//! parser near memory bandwidth and its memory at the size of the columns.
+//! a snapshot is two flat integer arrays: handing their text to the block
+//! parser (`array_text`, read straight into each block) and parsing it
+//! straight into columns, with no value per number kept, is what keeps the
+//! parser's memory at the size of the columns.
 
 use std::io::Read;
 
