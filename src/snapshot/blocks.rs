@@ -36,6 +36,7 @@ use std::io::Read;
 use std::sync::mpsc;
 
 use super::SnapshotParseError;
+use super::numbers::{Piece, scan_numbers};
 use super::records::{Columns, Records};
 use super::scan::Scanner;
 use super::slots::{Room, Slots, commit};
@@ -344,10 +345,6 @@ fn worker_lost() -> SnapshotParseError {
     SnapshotParseError::Format("a snapshot parsing thread stopped unexpectedly".into())
 }
 
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
-}
-
 /// Parses one block, a piece at a time, each in two passes: the text into
 /// numbers (one tight loop), then the numbers into their slots (one loop
 /// per field, in `Slots::fill`). The grammar and the errors are
@@ -402,97 +399,6 @@ fn parse_block(
         )));
     }
     Ok(block.bytes)
-}
-
-/// Bytes the scanner's fast path looks at for one number: 19 digits, a
-/// newline and a comma fit.
-const FAST_WINDOW: usize = 24;
-
-/// Text of an array that ends after a comma, unless the array ends with it.
-struct Piece<'t> {
-    text: &'t [u8],
-    /// Absolute offset of `text[0]` in the input, for errors.
-    offset: u64,
-    /// The array's `]` follows the text.
-    ends_array: bool,
-    /// The text starts just after the array's `[`.
-    at_array_start: bool,
-}
-
-/// The piece's numbers, in order, into `numbers`; the first syntax error
-/// stops it (the numbers before it are kept).
-fn scan_numbers(piece: &Piece<'_>, numbers: &mut Vec<u64>) -> Result<(), SnapshotParseError> {
-    let bytes = piece.text;
-    let error = |i: usize, expected: &str| SnapshotParseError::Syntax {
-        offset: piece.offset + i as u64,
-        expected: expected.to_string(),
-    };
-    let n = bytes.len();
-    let mut i = 0;
-    // The fast path: V8 writes `123,` and `123\n,`. A whole unit (digits
-    // and separator) fits in the window, so its bytes are indexed without
-    // bounds checks; anything else (spaces, a number past 19 digits, the
-    // piece's end) is left to the general loop, from the same number.
-    while i + FAST_WINDOW <= n {
-        let w: &[u8; FAST_WINDOW] = bytes[i..i + FAST_WINDOW].try_into().expect("window");
-        let mut k = 0;
-        let mut value: u64 = 0;
-        while k < 19 && w[k].is_ascii_digit() {
-            value = value * 10 + u64::from(w[k] - b'0');
-            k += 1;
-        }
-        let separator = match (w[k], w[k + 1]) {
-            _ if k == 0 => break,
-            (b',', _) => 1,
-            (b'\n', b',') => 2,
-            _ => break,
-        };
-        numbers.push(value);
-        i += k + separator;
-    }
-    loop {
-        while i < n && is_space(bytes[i]) {
-            i += 1;
-        }
-        if i == n {
-            // Here a number was due: at the array's start, or after a
-            // comma (every piece but the last ends after one). At the `]`
-            // that is `[1,]`, an error; `[]` is fine.
-            if piece.ends_array && (!piece.at_array_start || !numbers.is_empty()) {
-                return Err(error(n, "a number"));
-            }
-            return Ok(());
-        }
-        let start = i;
-        let mut value: u64 = 0;
-        while i < n && bytes[i].is_ascii_digit() {
-            if i - start == 19 {
-                return Err(error(i, "a number below 2^63"));
-            }
-            value = value * 10 + u64::from(bytes[i] - b'0');
-            i += 1;
-        }
-        if i == start {
-            let expected = if bytes[i] == b',' {
-                "a number"
-            } else {
-                "an unsigned integer, ',' or ']'"
-            };
-            return Err(error(i, expected));
-        }
-        numbers.push(value);
-        while i < n && is_space(bytes[i]) {
-            i += 1;
-        }
-        if i == n {
-            // Only the last piece ends after a number (at the `]`).
-            return Ok(());
-        }
-        if bytes[i] != b',' {
-            return Err(error(i, "an unsigned integer, ',' or ']'"));
-        }
-        i += 1;
-    }
 }
 
 #[cfg(test)]

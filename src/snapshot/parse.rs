@@ -11,7 +11,8 @@ use std::io::Read;
 use serde::Deserialize;
 
 use super::SnapshotParseError;
-use super::graph::{EdgeType, HeapGraph, NodeId, NodeType, Strings};
+use super::edge_index::{Beside, check_names, finish, index_edges};
+use super::graph::{EdgeType, HeapGraph, NodeType, Strings};
 use super::records::{Columns, Records, Slot};
 use super::scan::Scanner;
 use super::shown::ShownStrings;
@@ -99,7 +100,7 @@ impl Layout {
     }
 }
 
-fn too_big(field: &str) -> SnapshotParseError {
+pub(super) fn too_big(field: &str) -> SnapshotParseError {
     SnapshotParseError::Format(format!("a {field} value does not fit in 32 bits"))
 }
 
@@ -408,88 +409,6 @@ fn read_strings<R: Read>(
     })
 }
 
-/// The edge offsets and the reverse index, built beside the strings.
-struct EdgeIndex {
-    first_edge: Vec<u32>,
-    first_retainer: Vec<u32>,
-    retainers: Vec<NodeId>,
-}
-
-impl EdgeIndex {
-    fn install(self, graph: &mut HeapGraph) {
-        graph.first_edge = self.first_edge;
-        graph.first_retainer = self.first_retainer;
-        graph.retainers = self.retainers;
-    }
-}
-
-/// Builds the edge offsets from the nodes' edge counts, checking they
-/// add up to the edges, and the retainers. Needs no strings, so with
-/// threads it runs while the strings are read.
-fn index_edges(graph: &HeapGraph, edge_counts: Vec<u32>) -> Result<EdgeIndex, SnapshotParseError> {
-    let n = graph.node_id.len();
-    if n == 0 {
-        return Err(SnapshotParseError::Format(
-            "the snapshot has no nodes".into(),
-        ));
-    }
-    // The counts become the offsets in place: no new 4 bytes a node.
-    let mut first_edge = edge_counts;
-    first_edge.truncate(n);
-    let mut total: u64 = 0;
-    for slot in first_edge.iter_mut() {
-        let count = *slot;
-        *slot = u32::try_from(total).map_err(|_| too_big("edge offset"))?;
-        total += u64::from(count);
-    }
-    first_edge.reserve_exact(1);
-    first_edge.push(u32::try_from(total).map_err(|_| too_big("edge offset"))?);
-    if total != graph.edge_to.len() as u64 {
-        return Err(SnapshotParseError::Format(format!(
-            "the nodes' edge counts add up to {total}, but \"edges\" holds {} edges",
-            graph.edge_to.len()
-        )));
-    }
-    let (first_retainer, retainers) = graph.retainers_for(&first_edge);
-    Ok(EdgeIndex {
-        first_edge,
-        first_retainer,
-        retainers,
-    })
-}
-
-/// Every node name and every edge name that is not an index points into
-/// the `strings` strings.
-fn check_names(graph: &HeapGraph, strings: u32) -> Result<(), SnapshotParseError> {
-    if let Some(bad) = graph.node_name.iter().find(|s| s.0 >= strings) {
-        return Err(SnapshotParseError::Format(format!(
-            "a node name points to string {}, past the {strings} strings",
-            bad.0
-        )));
-    }
-    for (i, name) in graph.edge_name.iter().enumerate() {
-        let t = graph
-            .edge_type_table
-            .get(graph.edge_type[i] as usize)
-            .copied()
-            .unwrap_or(EdgeType::Other);
-        if !t.name_is_index() && *name >= strings {
-            return Err(SnapshotParseError::Format(format!(
-                "edge {i} names string {name}, past the {strings} strings"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// What is done beside the strings: the edge index on another core, and
-/// on the reading thread, once the strings are in (they take less time),
-/// the check of the names against them.
-struct Beside {
-    index: Result<EdgeIndex, SnapshotParseError>,
-    names: Result<(), SnapshotParseError>,
-}
-
 /// Reads the strings while another core indexes the edges; the index's
 /// and the names' outcomes are returned for `finish` to report in its
 /// usual order.
@@ -520,30 +439,6 @@ fn read_strings_beside_index<R: Read>(
         ))
     });
     Ok(Beside { index, names })
-}
-
-/// Checks the sections agree and builds the edge offsets and retainers
-/// (unless `beside` holds them, done while the strings were read).
-fn finish(
-    graph: &mut HeapGraph,
-    edge_counts: Vec<u32>,
-    beside: Option<Beside>,
-) -> Result<(), SnapshotParseError> {
-    // The arena grew by doubling; give the slack back before the index
-    // and the analyses allocate (on one thread the index is built here).
-    graph.strings.bytes.shrink_to_fit();
-    graph.strings.starts.shrink_to_fit();
-    // The index's error comes before the names'.
-    match beside {
-        Some(beside) => {
-            beside.index?.install(graph);
-            beside.names
-        }
-        None => {
-            index_edges(graph, edge_counts)?.install(graph);
-            check_names(graph, graph.strings.len() as u32)
-        }
-    }
 }
 
 #[cfg(test)]
