@@ -75,6 +75,29 @@ struct Job<'a> {
     slots: Slots<'a>,
 }
 
+impl<'a> Job<'a> {
+    /// The job of `block`, the next after `numbers` numbers: its slots
+    /// carved from `room` (and `numbers` moved past it), or the block back
+    /// when the room is full.
+    fn place(
+        block: Block,
+        room: &mut Room<'a>,
+        layout: &Records,
+        numbers: &mut u64,
+    ) -> Result<Job<'a>, Block> {
+        let Some(slots) = room.carve(layout, *numbers, block.count) else {
+            return Err(block);
+        };
+        let first = *numbers;
+        *numbers += block.count as u64;
+        Ok(Job {
+            block,
+            first,
+            slots,
+        })
+    }
+}
+
 /// What a worker made of a block: its buffer back, for the next block.
 type Parsed = Result<Vec<u8>, SnapshotParseError>;
 
@@ -191,18 +214,15 @@ fn fill_stretch<'a, R: Read>(
                     Err(e) => return feed.drain().and(Err(e)),
                 },
             };
-            let Some(slots) = room.carve(layout, *numbers, block.count) else {
-                feed.drain()?;
-                return Ok(Stretch::Full(block));
+            let job = match Job::place(block, room, layout, numbers) {
+                Ok(job) => job,
+                Err(block) => {
+                    feed.drain()?;
+                    return Ok(Stretch::Full(block));
+                }
             };
-            let last = block.last;
-            let first = *numbers;
-            *numbers += block.count as u64;
-            feed.send(Job {
-                block,
-                first,
-                slots,
-            })?;
+            let last = job.block.last;
+            feed.send(job)?;
             if last {
                 feed.drain()?;
                 return Ok(Stretch::Done);
@@ -230,17 +250,11 @@ fn fill_stretch_here<'a, R: Read>(
             Some(block) => block,
             None => cutter.next(scan, std::mem::take(&mut spare))?,
         };
-        let Some(slots) = room.carve(layout, *numbers, block.count) else {
-            return Ok(Stretch::Full(block));
+        let job = match Job::place(block, room, layout, numbers) {
+            Ok(job) => job,
+            Err(block) => return Ok(Stretch::Full(block)),
         };
-        let last = block.last;
-        let first = *numbers;
-        *numbers += block.count as u64;
-        let job = Job {
-            block,
-            first,
-            slots,
-        };
+        let last = job.block.last;
         spare = parse_block(job, layout, piece_size, &mut parsed)?;
         if last {
             return Ok(Stretch::Done);
