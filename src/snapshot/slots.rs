@@ -79,22 +79,22 @@ fn fill<T>(
     None
 }
 
-impl<'a> Slots<'a> {
-    /// The slots of the first `count` numbers (from array index `first`),
-    /// taken off the front of these.
-    pub(super) fn split_off_front(
-        &mut self,
-        layout: &Records,
-        first: u64,
-        count: usize,
-    ) -> Slots<'a> {
-        let width = layout.width();
-        let mut wanted = [0usize; COLUMNS];
-        for (field, slot) in layout.slots.iter().enumerate() {
-            if let Some(column) = column_of(*slot) {
-                wanted[column] = share(first, count, field, width).1;
-            }
+/// Slots per column that `count` numbers from array index `first` fill.
+fn wanted(layout: &Records, first: u64, count: usize) -> [usize; COLUMNS] {
+    let width = layout.width();
+    let mut wanted = [0usize; COLUMNS];
+    for (field, slot) in layout.slots.iter().enumerate() {
+        if let Some(column) = column_of(*slot) {
+            wanted[column] = share(first, count, field, width).1;
         }
+    }
+    wanted
+}
+
+impl<'a> Slots<'a> {
+    /// The first `wanted[c]` slots of each column `c`, taken off the front
+    /// of these.
+    fn take_front(&mut self, wanted: [usize; COLUMNS]) -> Slots<'a> {
         Slots {
             node_type: take(&mut self.node_type, wanted[0]),
             node_name: take(&mut self.node_name, wanted[1]),
@@ -106,6 +106,17 @@ impl<'a> Slots<'a> {
             edge_name: take(&mut self.edge_name, wanted[7]),
             edge_to: take(&mut self.edge_to, wanted[8]),
         }
+    }
+
+    /// The slots of the first `count` numbers (from array index `first`),
+    /// taken off the front of these.
+    pub(super) fn split_off_front(
+        &mut self,
+        layout: &Records,
+        first: u64,
+        count: usize,
+    ) -> Slots<'a> {
+        self.take_front(wanted(layout, first, count))
     }
 
     /// Stores `numbers`, the array's numbers from index `first` on: one
@@ -227,13 +238,7 @@ impl<'a> Room<'a> {
         first: u64,
         count: usize,
     ) -> Option<Slots<'a>> {
-        let width = layout.width();
-        let mut wanted = [0usize; COLUMNS];
-        for (field, slot) in layout.slots.iter().enumerate() {
-            if let Some(column) = column_of(*slot) {
-                wanted[column] = share(first, count, field, width).1;
-            }
-        }
+        let wanted = wanted(layout, first, count);
         let free = self.free_lens();
         if wanted.iter().zip(free).any(|(want, left)| *want > left) {
             return None;
@@ -241,18 +246,7 @@ impl<'a> Room<'a> {
         for (carved, n) in self.carved.iter_mut().zip(wanted) {
             *carved += n;
         }
-        let f = &mut self.free;
-        Some(Slots {
-            node_type: take(&mut f.node_type, wanted[0]),
-            node_name: take(&mut f.node_name, wanted[1]),
-            node_id: take(&mut f.node_id, wanted[2]),
-            self_size: take(&mut f.self_size, wanted[3]),
-            edge_count: take(&mut f.edge_count, wanted[4]),
-            detachedness: take(&mut f.detachedness, wanted[5]),
-            edge_type: take(&mut f.edge_type, wanted[6]),
-            edge_name: take(&mut f.edge_name, wanted[7]),
-            edge_to: take(&mut f.edge_to, wanted[8]),
-        })
+        Some(self.free.take_front(wanted))
     }
 
     /// What was handed out, per column, for `commit`.
