@@ -170,26 +170,32 @@ fn semidominators_to_idoms(
     mut parent: Vec<u32>,
 ) -> Vec<u32> {
     let n = order.vertex.len();
-    let mut semi: Vec<u32> = (0..n as u32).collect();
-    let mut label: Vec<u32> = (0..n as u32).collect();
-    let mut ancestor = vec![NONE; n];
+    let mut semi: Vec<u32> = vec![0; n];
+    let mut forest: Vec<Link> = (0..n as u32)
+        .map(|v| Link {
+            ancestor: NONE,
+            best: v,
+        })
+        .collect();
     let mut path = Vec::new();
     for w in (1..n).rev() {
         let node = order.vertex[w];
+        let mut semi_w = w as u32;
         // Retainers hold DFS numbers here (see `Dominators::compute`).
         for pred in retainers.of(node) {
-            let u = eval(pred.0, &mut ancestor, &mut label, &semi, &mut path);
-            if semi[u as usize] < semi[w] {
-                semi[w] = semi[u as usize];
-            }
+            semi_w = semi_w.min(eval(pred.0, &mut forest, &mut path));
         }
         if parent[w] & VIRTUAL != 0 {
-            semi[w] = 0;
+            semi_w = 0;
             parent[w] &= !VIRTUAL;
         }
-        ancestor[w] = parent[w];
+        semi[w] = semi_w;
+        forest[w] = Link {
+            ancestor: parent[w],
+            best: semi_w,
+        };
     }
-    drop((label, ancestor, retainers));
+    drop((forest, retainers));
     // parent[w] becomes idom[w]: every x < w already holds its idom.
     for w in 1..n {
         let mut candidate = parent[w];
@@ -201,25 +207,47 @@ fn semidominators_to_idoms(
     parent
 }
 
-/// The vertex with the smallest semidominator on the compressed path from
-/// `v` up to the root of its tree in the forest.
-fn eval(v: u32, ancestor: &mut [u32], label: &mut [u32], semi: &[u32], path: &mut Vec<u32>) -> u32 {
-    if ancestor[v as usize] == NONE {
-        return v;
+/// A vertex's place in the Lengauer–Tarjan forest. `best` is the smallest
+/// semidominator on its compressed path, the value itself rather than the
+/// textbook's `label` (the vertex that has it): `eval` then reads no
+/// `semi[label[…]]` at a third, random place, and the two fields share a
+/// cache line. A vertex not yet linked has `best` = its own number, which
+/// is its semidominator's starting value.
+#[derive(Clone, Copy)]
+struct Link {
+    ancestor: u32,
+    best: u32,
+}
+
+/// The smallest semidominator on the compressed path from `v` up to (not
+/// including) the root of its tree in the forest; `v`'s own number if it is
+/// not linked yet.
+fn eval(v: u32, forest: &mut [Link], path: &mut Vec<u32>) -> u32 {
+    let ancestor = forest[v as usize].ancestor;
+    if ancestor != NONE && forest[ancestor as usize].ancestor != NONE {
+        compress(v, forest, path);
     }
-    // compress(v) without recursion: collect the path, then fold it top-down.
+    forest[v as usize].best
+}
+
+/// Points every vertex on `v`'s path at the root's child, folding the
+/// smallest semidominator down the path. Without recursion: the path is
+/// collected, then folded from its top.
+fn compress(v: u32, forest: &mut [Link], path: &mut Vec<u32>) {
     path.clear();
     let mut x = v;
-    while ancestor[ancestor[x as usize] as usize] != NONE {
+    while forest[forest[x as usize].ancestor as usize].ancestor != NONE {
         path.push(x);
-        x = ancestor[x as usize];
+        x = forest[x as usize].ancestor;
     }
     while let Some(y) = path.pop() {
-        let a = ancestor[y as usize] as usize;
-        if semi[label[a] as usize] < semi[label[y as usize] as usize] {
-            label[y as usize] = label[a];
-        }
-        ancestor[y as usize] = ancestor[a];
+        let a = forest[forest[y as usize].ancestor as usize];
+        let y = &mut forest[y as usize];
+        y.best = y.best.min(a.best);
+        y.ancestor = a.ancestor;
     }
-    label[v as usize]
 }
+
+#[cfg(test)]
+#[path = "dominators_tests.rs"]
+mod tests;
