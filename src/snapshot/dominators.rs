@@ -101,7 +101,7 @@ impl DfsOrder {
             vertex: Vec::with_capacity(n),
             parent: Vec::with_capacity(n),
         };
-        let mut stack: Vec<(NodeId, u32)> = Vec::new();
+        let mut stack: Vec<Visit> = Vec::new();
         let table = &graph.essential_types();
         order.visit(graph, table, NodeId::ROOT, 0, false, &mut stack);
         for start in 0..n as u32 {
@@ -123,6 +123,10 @@ impl DfsOrder {
         });
     }
 
+    /// Numbers `start` and everything it reaches that has no number yet,
+    /// depth first. Each stack entry keeps its node's DFS number and the
+    /// end of its edges, so an edge costs its type, its target and the
+    /// target's number: no lookups of the node's own.
     fn visit(
         &mut self,
         graph: &HeapGraph,
@@ -130,30 +134,51 @@ impl DfsOrder {
         start: NodeId,
         parent: u32,
         virtual_child: bool,
-        stack: &mut Vec<(NodeId, u32)>,
+        stack: &mut Vec<Visit>,
     ) {
+        let enter = |order: &mut DfsOrder, node: NodeId| Visit {
+            dfn: order.dfn[node.index()],
+            next: graph.first_edge[node.index()],
+            end: graph.first_edge[node.index() + 1],
+            from_root: node == NodeId::ROOT,
+        };
         self.number(start, parent, virtual_child);
-        stack.push((start, graph.first_edge[start.index()]));
+        stack.push(enter(self, start));
         while let Some(top) = stack.last_mut() {
-            let (node, next) = *top;
-            let end = graph.first_edge[node.index() + 1];
-            if next == end {
-                stack.pop();
-                continue;
+            let retains = table.row(top.from_root);
+            let mut found = None;
+            while top.next < top.end {
+                let e = super::graph::EdgeId(top.next);
+                top.next += 1;
+                if !retains[graph.edge_type[e.0 as usize] as usize] {
+                    continue;
+                }
+                let to = graph.edge_to(e);
+                if self.dfn[to.index()] == NONE {
+                    found = Some(to);
+                    break;
+                }
             }
-            top.1 += 1;
-            let e = super::graph::EdgeId(next);
-            if !graph.retains(table, node, e) {
-                continue;
-            }
-            let to = graph.edge_to(e);
-            if self.dfn[to.index()] == NONE {
-                let from = self.dfn[node.index()];
-                self.number(to, from, false);
-                stack.push((to, graph.first_edge[to.index()]));
+            match found {
+                Some(to) => {
+                    let from = top.dfn;
+                    self.number(to, from, false);
+                    stack.push(enter(self, to));
+                }
+                None => {
+                    stack.pop();
+                }
             }
         }
     }
+}
+
+/// A node on the DFS stack: its number and the edges still to follow.
+struct Visit {
+    dfn: u32,
+    next: u32,
+    end: u32,
+    from_root: bool,
 }
 
 /// Semidominators as in Lengauer–Tarjan (step 2, with `eval`/`link` and

@@ -52,6 +52,18 @@ pub(crate) struct EssentialTypes {
     from_root: [bool; 256],
 }
 
+impl EssentialTypes {
+    /// Whether each raw edge type retains, from the root or from another
+    /// node: for a loop over one node's edges.
+    pub(crate) fn row(&self, from_root: bool) -> &[bool; 256] {
+        if from_root {
+            &self.from_root
+        } else {
+            &self.anywhere
+        }
+    }
+}
+
 /// Interned strings: one byte arena and the start of each string.
 #[derive(Debug, Default)]
 pub struct Strings {
