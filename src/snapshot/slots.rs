@@ -150,11 +150,8 @@ impl<'a> Slots<'a> {
                 Slot::EdgeCount => fill(self.edge_count, values, |v| u32::try_from(v).ok()),
                 Slot::EdgeName => fill(self.edge_name, values, |v| u32::try_from(v).ok()),
                 Slot::EdgeTo => {
-                    let (node_width, node_numbers) = (layout.node_width, layout.node_numbers);
-                    fill(self.edge_to, values, |v| {
-                        (v.is_multiple_of(node_width) && v < node_numbers)
-                            .then_some(NodeId((v / node_width) as u32))
-                    })
+                    let to_node = layout.to_node();
+                    fill(self.edge_to, values, |v| to_node.node(v))
                 }
                 Slot::Ignored => None,
             };
