@@ -106,27 +106,39 @@ fn is_user_object(graph: &HeapGraph, distances: &Distances, n: NodeId) -> bool {
     ) && distances.reachable(n)
 }
 
-/// The `top` user objects that retain the most, largest first.
+/// The `top` user objects that retain the most, largest first (ties: the
+/// lower node id).
+///
+/// One pass with a heap of the best `top` so far: collecting the millions
+/// of user objects to select from them cost an array of 4 bytes a node,
+/// new memory whose page faults took longer than the selection.
 fn largest_objects(
     graph: &HeapGraph,
     doms: &Dominators,
     distances: &Distances,
     top: usize,
 ) -> Vec<NodeId> {
-    let mut objects: Vec<NodeId> = graph
-        .nodes()
-        .filter(|n| *n != NodeId::ROOT && is_user_object(graph, distances, *n))
-        .collect();
-    // Only the top rows are shown: select them, then sort those (a full
-    // sort of millions of objects was a tenth of `inspect`'s analysis).
-    let by_retained = |n: &NodeId| (std::cmp::Reverse(doms.retained(*n)), *n);
-    if objects.len() > top && top > 0 {
-        objects.select_nth_unstable_by_key(top - 1, by_retained);
-        objects.truncate(top);
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    // Smaller keys rank first; the heap's greatest is the worst one kept.
+    if top == 0 {
+        return Vec::new();
     }
-    objects.sort_by_key(by_retained);
-    objects.truncate(top);
-    objects
+    let key = |n: NodeId| (Reverse(doms.retained(n)), n);
+    let mut best: BinaryHeap<(Reverse<u64>, NodeId)> = BinaryHeap::with_capacity(top + 1);
+    for n in graph.nodes() {
+        if n == NodeId::ROOT || !is_user_object(graph, distances, n) {
+            continue;
+        }
+        let candidate = key(n);
+        if best.len() < top {
+            best.push(candidate);
+        } else if best.peek().is_some_and(|worst| candidate < *worst) {
+            best.pop();
+            best.push(candidate);
+        }
+    }
+    best.into_sorted_vec().into_iter().map(|(_, n)| n).collect()
 }
 
 /// Analyses a parsed graph for `inspect` on two threads: beside the
@@ -168,13 +180,19 @@ pub fn inspect_graph(
     let distances = distances.unwrap_or_else(|| Distances::compute(&graph));
     let p = super::phases::Phase::start("classes | largest objects");
     let (totals, objects, classes) = std::thread::scope(|scope| {
+        // The class summary here, on the thread that found the dominators:
+        // its child lists (8 bytes a node) then reuse the memory the
+        // dominators freed, where another thread's allocator had to fault
+        // in new pages (BENCHMARKS.md).
         let side = scope.spawn(|| {
-            let _p = super::phases::Phase::start("class summary");
-            summarise(&graph, &dominators, &index, threads)
+            let totals = totals(&graph, &distances);
+            let objects = largest_objects(&graph, &dominators, &distances, top);
+            (totals, objects)
         });
-        let totals = totals(&graph, &distances);
-        let objects = largest_objects(&graph, &dominators, &distances, top);
-        let classes = side
+        let p = super::phases::Phase::start("class summary");
+        let classes = summarise(&graph, &dominators, &index, threads);
+        drop(p);
+        let (totals, objects) = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (totals, objects, classes)
