@@ -32,8 +32,13 @@ impl Dominators {
     /// out with `HeapGraph::take_retainers`): the index is rewritten in
     /// place in DFS numbers and freed once the semidominators are known,
     /// which keeps the engine's peak memory at its lowest here.
-    pub fn compute(graph: &HeapGraph, mut retainers: Retainers) -> Dominators {
-        let n = graph.node_count();
+    pub fn compute(graph: &HeapGraph, retainers: Retainers) -> Dominators {
+        Dominators::compute_on(graph, retainers, 1)
+    }
+
+    /// `compute`, with the last step (immediate dominators by node, and
+    /// retained sizes) on two threads when `threads` > 1.
+    pub fn compute_on(graph: &HeapGraph, mut retainers: Retainers, threads: usize) -> Dominators {
         let p = super::phases::Phase::start("dfs");
         let mut order = DfsOrder::compute(graph);
         drop(p);
@@ -51,18 +56,26 @@ impl Dominators {
         let _p = super::phases::Phase::start("idom to nodes, retained");
         // Everything below works in node space, keeping one array per figure
         // alive: peak memory is what limits the size of snapshot we can read.
-        let mut idom = vec![NodeId::ROOT; n];
-        for (w, dominator_dfn) in idom_dfn.iter().enumerate().skip(1) {
-            let node = order.vertex[w].index();
-            let dominator = order.vertex[*dominator_dfn as usize];
-            idom[node] = dominator;
-        }
-        let mut retained: Vec<u64> = (0..n as u32).map(|i| graph.self_size(NodeId(i))).collect();
-        for w in (1..n).rev() {
-            let node = order.vertex[w];
-            let dominator = idom[node.index()];
-            retained[dominator.index()] += retained[node.index()];
-        }
+        // The two figures need only the DFS arrays, not each other: with
+        // threads, the immediate dominators are placed by node on another
+        // core while the retained sizes are summed here.
+        let vertex = &order.vertex;
+        let idom_dfn = &idom_dfn;
+        let (idom, retained) = if threads > 1 {
+            std::thread::scope(|scope| {
+                let idom = scope.spawn(|| idoms_by_node(vertex, idom_dfn));
+                let retained = retained_sizes(graph, vertex, idom_dfn);
+                let idom = idom
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (idom, retained)
+            })
+        } else {
+            (
+                idoms_by_node(vertex, idom_dfn),
+                retained_sizes(graph, vertex, idom_dfn),
+            )
+        };
         Dominators { idom, retained }
     }
 
@@ -72,6 +85,29 @@ impl Dominators {
     pub fn retained(&self, n: NodeId) -> u64 {
         self.retained[n.index()]
     }
+}
+
+/// The immediate dominator of each node, from those by DFS number.
+fn idoms_by_node(vertex: &[NodeId], idom_dfn: &[u32]) -> Vec<NodeId> {
+    let mut idom = vec![NodeId::ROOT; vertex.len()];
+    for (w, dominator_dfn) in idom_dfn.iter().enumerate().skip(1) {
+        idom[vertex[w].index()] = vertex[*dominator_dfn as usize];
+    }
+    idom
+}
+
+/// Retained sizes by node: each node's own size, then, in reverse DFS
+/// order (an immediate dominator always comes before its nodes), each
+/// node's total added to its immediate dominator's.
+fn retained_sizes(graph: &HeapGraph, vertex: &[NodeId], idom_dfn: &[u32]) -> Vec<u64> {
+    let n = vertex.len();
+    let mut retained: Vec<u64> = (0..n as u32).map(|i| graph.self_size(NodeId(i))).collect();
+    for w in (1..n).rev() {
+        let node = vertex[w];
+        let dominator = vertex[idom_dfn[w] as usize];
+        retained[dominator.index()] += retained[node.index()];
+    }
+    retained
 }
 
 /// DFS numbering over essential edges, root first, then any node the root

@@ -170,7 +170,7 @@ pub fn inspect_graph(
             });
             (index, distances)
         });
-        let dominators = Dominators::compute(&graph, retainers);
+        let dominators = Dominators::compute_on(&graph, retainers, threads);
         let side = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
