@@ -11,8 +11,10 @@
 #     loader (parse + dominators + retained sizes), one run;
 #   - a ~1.2 GB snapshot, past Node's JSON.parse limit: `leakcheck inspect`
 #     and `leakcheck diff` from the 520 MB one; the seed-like script's failure.
-# Wall time and peak RSS from /usr/bin/time. Snapshots come from
-# bench/make-snapshot.mjs (cached in DIR).
+# Wall time in milliseconds (bash's EPOCHREALTIME around the command: a
+# 0.13 s diff in /usr/bin/time's hundredths moved its ratio by 4 %), peak
+# RSS from /usr/bin/time; each comparison's ratio of medians is printed
+# under it. Snapshots come from bench/make-snapshot.mjs (cached in DIR).
 # LEAKCHECK_BEFORE, a leakcheck binary of an earlier commit, is measured
 # beside it on the ~440 MB file.
 # usage: [HEAP_SNAPSHOT=path/to/heap-snapshot] [LEAKCHECK_BEFORE=path] [SKIP_HUGE=1]
@@ -40,13 +42,21 @@ fi
 # measure NAME CMD... → appends "seconds peak_mb exit" to $dir/NAME.txt
 measure() {
   local name=$1; shift
-  local status=0
-  /usr/bin/time -f '%e %M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/$name.err" || status=$?
-  echo "$(tail -1 "$dir/time.txt" | awk '{printf "%s %.0f", $1, $2/1024}') $status" >>"$dir/$name.txt"
+  local status=0 started=$EPOCHREALTIME
+  /usr/bin/time -f '%M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/$name.err" || status=$?
+  local seconds
+  seconds=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.3f", b - a}')
+  echo "$seconds $(tail -1 "$dir/time.txt" | awk '{printf "%.0f", $1/1024}') $status" >>"$dir/$name.txt"
 }
 report() { # NAME LABEL
   local f="$dir/$1.txt"
-  printf '  %-34s %7s s  %7s MB peak  exit %s\n' "$2" "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | sort -u | tr '\n' ' ')"
+  printf '  %-34s %7.3f s  %7s MB peak  exit %s\n' "$2" "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | sort -u | tr '\n' ' ')"
+}
+ratio() { # FAST SLOW LABEL: how many times faster FAST's median is
+  local fast slow
+  fast=$(cut -d' ' -f1 "$dir/$1.txt" | median)
+  slow=$(cut -d' ' -f1 "$dir/$2.txt" | median)
+  awk -v f="$fast" -v s="$slow" -v l="$3" 'BEGIN {printf "    ratio: %s %.2fx\n", l, s / f}'
 }
 size_mb() { awk -v b="$(stat -L -c %s "$1")" 'BEGIN {printf "%.1f", b/1e6}'; }
 
@@ -61,6 +71,7 @@ done
 report lc_pair "leakcheck diff"
 report seedlike_pair "seed-like script (JSON.parse)"
 report seed_pair "the seed's snapdiff.mjs"
+ratio lc_pair seed_pair "leakcheck diff vs the seed's snapdiff.mjs"
 
 echo "big: $(size_mb "$dir/big-440.heapsnapshot") MB, median of $runs"
 for _ in $(seq "$runs"); do
@@ -76,8 +87,14 @@ done
 grep -h "parsed in" "$dir/lc_440.err" | sed 's/^/    /'
 report lc_440 "leakcheck inspect ($(nproc) threads)"
 report lc_440_one "leakcheck inspect -j 1"
-if [ -n "${HEAP_SNAPSHOT:-}" ]; then report hs_440 "heap-snapshot summary"; fi
-if [ -n "${LEAKCHECK_BEFORE:-}" ]; then report before_440 "LEAKCHECK_BEFORE inspect"; fi
+if [ -n "${HEAP_SNAPSHOT:-}" ]; then
+  report hs_440 "heap-snapshot summary"
+  ratio lc_440 hs_440 "inspect vs heap-snapshot summary"
+fi
+if [ -n "${LEAKCHECK_BEFORE:-}" ]; then
+  report before_440 "LEAKCHECK_BEFORE inspect"
+  ratio lc_440 before_440 "inspect vs LEAKCHECK_BEFORE"
+fi
 if [ -n "${SKIP_HUGE:-}" ]; then exit 0; fi
 
 echo "big: $(size_mb "$dir/big-500.heapsnapshot") MB, one run each"
