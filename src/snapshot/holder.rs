@@ -9,7 +9,8 @@ use rustc_hash::FxHashMap as HashMap;
 use super::Analysis;
 use super::classes::{ClassIndex, class_key};
 use super::diff::NewNodes;
-use super::graph::{EdgeId, EdgeType, NodeId, NodeType};
+use super::dominators::Dominators;
+use super::graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType};
 use super::paths::Step;
 use crate::model::{Holder, HolderKind, PathStep};
 
@@ -30,15 +31,27 @@ struct Tally {
     largest_child: Option<(u64, NodeId)>,
 }
 
-/// The holders of the new objects of `class` in `b`, largest first.
-pub fn holders_of(
-    b: &Analysis,
+/// A holder found by its tally, before its path is read: the object (or
+/// its slot) that keeps most of a class's new bytes.
+pub struct Found {
+    class: String,
+    node: NodeId,
+    slot: Option<EdgeId>,
+    objects: u64,
+    new_bytes: u64,
+}
+
+/// The holders of the new objects of `class` in the later snapshot,
+/// largest first, at most `limit`: what needs only the graph and its
+/// dominators, so that it runs while the paths are still being found.
+pub fn tally_holders(
+    graph: &HeapGraph,
+    dominators: &Dominators,
     classes: &ClassIndex,
     new: &NewNodes,
     class: &str,
     limit: usize,
-) -> Vec<Holder> {
-    let graph = &b.graph;
+) -> Vec<Found> {
     let Some(class_id) = classes.names.iter().position(|c| c == class) else {
         return Vec::new();
     };
@@ -52,7 +65,7 @@ pub fn holders_of(
         if !new.is_new[n.index()] || classes.of[n.index()] != class_id as u32 {
             continue;
         }
-        let (at, child) = first_old_dominator(b, new, n);
+        let (at, child) = first_old_dominator(graph, dominators, new, n);
         if at == NodeId::ROOT {
             // Nothing but the roots keeps it (an internalized string in
             // the string table): no holder to name.
@@ -69,7 +82,7 @@ pub fn holders_of(
     for child in children {
         let bytes = child_bytes[child.index()];
         // A child's immediate dominator is the holder it was counted for.
-        let Some(tally) = by_holder.get_mut(&b.dominators.idom(child)) else {
+        let Some(tally) = by_holder.get_mut(&dominators.idom(child)) else {
             continue;
         };
         if tally
@@ -84,31 +97,50 @@ pub fn holders_of(
     holders
         .into_iter()
         .take(limit)
-        .map(|(node, tally)| {
-            let slot = replaced_slot(b, node, &tally);
-            describe(b, class, node, slot, tally.objects, tally.new_bytes)
+        .map(|(node, tally)| Found {
+            class: class.to_string(),
+            node,
+            slot: replaced_slot(graph, node, &tally),
+            objects: tally.objects,
+            new_bytes: tally.new_bytes,
         })
         .collect()
+}
+
+/// A holder found, named: its retainer path and the variable it reads as.
+pub fn describe_holder(b: &Analysis, found: &Found) -> Holder {
+    describe(
+        b,
+        &found.class,
+        found.node,
+        found.slot,
+        found.objects,
+        found.new_bytes,
+    )
 }
 
 /// Climbs the dominator tree from a new object to the first object that
 /// existed before (the holder), and the node just below it (the top of
 /// the new subtree, what the holder's slot points at).
-fn first_old_dominator(b: &Analysis, new: &NewNodes, n: NodeId) -> (NodeId, NodeId) {
-    let graph = &b.graph;
+fn first_old_dominator(
+    graph: &HeapGraph,
+    dominators: &Dominators,
+    new: &NewNodes,
+    n: NodeId,
+) -> (NodeId, NodeId) {
     let mut child = n;
-    let mut at = b.dominators.idom(n);
+    let mut at = dominators.idom(n);
     while at != NodeId::ROOT && new.is_new[at.index()] {
         child = at;
-        at = b.dominators.idom(at);
+        at = dominators.idom(at);
     }
     // An internal store (a Map's hash table, an array's elements) is
     // reported as the object that owns it, which is what the code names.
     while matches!(graph.node_type(at), NodeType::Array | NodeType::Hidden)
-        && graph.node_type(b.dominators.idom(at)) == NodeType::Object
+        && graph.node_type(dominators.idom(at)) == NodeType::Object
     {
         child = at;
-        at = b.dominators.idom(at);
+        at = dominators.idom(at);
     }
     (at, child)
 }
@@ -123,8 +155,7 @@ fn first_old_dominator(b: &Analysis, new: &NewNodes, n: NodeId) -> (NodeId, Node
 /// Found for the holders shown only, in one pass over the holder's edges:
 /// a synthetic root directly dominates one subtree per new object, and a
 /// search of its edges per object would be quadratic.
-fn replaced_slot(b: &Analysis, holder: NodeId, tally: &Tally) -> Option<EdgeId> {
-    let graph = &b.graph;
+fn replaced_slot(graph: &HeapGraph, holder: NodeId, tally: &Tally) -> Option<EdgeId> {
     let (bytes, child) = tally.largest_child?;
     if (bytes as f64) < SLOT_SHARE * tally.new_bytes as f64 {
         return None;

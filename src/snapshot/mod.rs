@@ -35,7 +35,7 @@ pub use classes::{ClassIndex, ClassTotals, class_key, summarise};
 pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, Retainers, StringId};
-pub use holder::holders_of;
+pub use holder::{Found, describe_holder, tally_holders};
 pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
 pub use report::{

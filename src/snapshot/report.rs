@@ -7,7 +7,7 @@ use super::classes::{ClassIndex, ClassTotals, summarise};
 use super::diff::{Before, compare_classes, new_nodes};
 use super::dominators::Dominators;
 use super::graph::{HeapGraph, NodeId};
-use super::holder::holders_of;
+use super::holder::{Found, describe_holder, tally_holders};
 use super::paths::{Distances, Paths};
 use super::tally::{GrowthRow, grew_by_self_size};
 use std::collections::HashMap;
@@ -292,42 +292,56 @@ pub fn diff_graph(
     mut graph: HeapGraph,
     top: usize,
 ) -> (Analysis, DiffReport) {
-    let phase = super::phases::Phase::start("dominators, paths | comparison");
+    let phase = super::phases::Phase::start("dominators, holders, paths | comparison");
     let retainers = graph.take_retainers();
-    let (dominators, paths, columns) = std::thread::scope(|scope| {
-        let side = scope.spawn(|| {
+    let graph_read = &graph;
+    let (dominators, paths, classes, found, grew_by_self_size) = std::thread::scope(|scope| {
+        // The side hands over what the holders' tallies need as soon as it
+        // has it, then goes on with the method's tally.
+        let (comparison_tx, comparison_rx) = std::sync::mpsc::channel();
+        let side = scope.spawn(move || {
             let _p = super::phases::Phase::start("comparison");
-            let classes_b = ClassIndex::build(&graph);
-            let new = new_nodes(&before.before, &graph);
-            let classes = compare_classes(&before.before, &graph, &classes_b, &new);
-            let grew = grew_by_self_size(&before.before.tally, &graph, top);
-            (classes_b, new, classes, grew)
+            let classes_b = ClassIndex::build(graph_read);
+            let new = new_nodes(&before.before, graph_read);
+            let classes = compare_classes(&before.before, graph_read, &classes_b, &new);
+            // Unsent only if this thread's receiver is gone: nothing to do.
+            let _ = comparison_tx.send((classes_b, new, classes));
+            grew_by_self_size(&before.before.tally, graph_read, top)
         });
-        let dominators = Dominators::compute(&graph, retainers);
+        let dominators = Dominators::compute(graph_read, retainers);
+        let Ok((classes_b, new, classes)) = comparison_rx.recv() else {
+            // The side stopped before its comparison: its panic, resumed.
+            match side.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(_) => unreachable!("the side returns after it sends"),
+            }
+        };
+        let p = super::phases::Phase::start("holder tallies");
+        let found: Vec<Found> = classes
+            .iter()
+            .filter(|r| r.alloc_size > 0)
+            .take(HOLDER_CLASSES)
+            .flat_map(|row| tally_holders(graph_read, &dominators, &classes_b, &new, &row.class, 1))
+            .collect();
+        drop(p);
         // The paths read only forward edges: computed here, after the
         // dominators have freed the reverse index, they overlap the side.
-        let paths = Paths::compute(&graph);
-        let columns = side
+        let p = super::phases::Phase::start("paths");
+        let paths = Paths::compute(graph_read);
+        drop(p);
+        let grew = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (dominators, paths, columns)
+        (dominators, paths, classes, found, grew)
     });
     drop(phase);
-    let _p = super::phases::Phase::start("holders");
-    let (classes_b, new, classes, grew_by_self_size) = columns;
+    let _p = super::phases::Phase::start("holders named");
     let after = Analysis {
         graph,
         dominators,
         paths,
     };
-    let mut holders = Vec::new();
-    for row in classes
-        .iter()
-        .filter(|r| r.alloc_size > 0)
-        .take(HOLDER_CLASSES)
-    {
-        holders.extend(holders_of(&after, &classes_b, &new, &row.class, 1));
-    }
+    let mut holders: Vec<Holder> = found.iter().map(|f| describe_holder(&after, f)).collect();
     holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
     drop_minor_holders(&mut holders);
