@@ -106,7 +106,7 @@ mod to_node_tests {
                 (u64::MAX / width) * width,
                 1 << 63,
             ]);
-            values.extend((1..64).map(|bits| (1u64 << bits) * width));
+            values.extend((1..64).map(|bits| (1u64 << bits).wrapping_mul(width)));
             for v in values {
                 let expected = (v.is_multiple_of(width) && v < nodes * width)
                     .then(|| NodeId((v / width) as u32));
