@@ -120,10 +120,10 @@ fn largest_objects(
 ) -> Vec<NodeId> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
-    // Smaller keys rank first; the heap's greatest is the worst one kept.
     if top == 0 {
         return Vec::new();
     }
+    // Smaller keys rank first; the heap's greatest is the worst one kept.
     let key = |n: NodeId| (Reverse(doms.retained(n)), n);
     let mut best: BinaryHeap<(Reverse<u64>, NodeId)> = BinaryHeap::with_capacity(top + 1);
     for n in graph.nodes() {
@@ -287,6 +287,9 @@ pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
 /// not its dominator tree, so they run on a second thread while this one
 /// computes dominators: on the demo's 9 + 59 MB pair that overlap is most of what
 /// separates `diff` from parse time (BENCHMARKS.md, heap snapshot engine).
+/// The holders' tallies need the dominators and the grown classes: they
+/// run here once both are in, beside the method's tally, and the holders
+/// are named (their paths read) at the end.
 pub fn diff_graph(
     before: &BeforeSummary,
     mut graph: HeapGraph,
