@@ -16,6 +16,7 @@ mod dominators;
 mod edge_index;
 mod graph;
 mod holder;
+mod naming;
 mod numbers;
 mod parse;
 mod paths;
