@@ -142,11 +142,12 @@ fn largest_objects(
 }
 
 /// Analyses a parsed graph for `inspect` on two threads: beside the
-/// dominator tree, the class index (names, types and edges only) and then
-/// the distances from the root (forward edges only), so that the second
-/// core is not idle while the semidominators are found; then the class
-/// summary (which needs both, its retained sizes on `threads` threads)
-/// beside the totals and the largest objects. Distances without the paths' parent edges keep that overlap within
+/// dominator tree, the distances from the root (forward edges only; as
+/// long as the DFS) and then the class index (names, types and edges
+/// only), so that the second core is not idle while the semidominators
+/// are found; then the class summary (which needs both, its retained sizes
+/// on `threads` threads) beside the totals and the largest objects.
+/// Distances without the paths' parent edges keep that overlap within
 /// 1.2× the file (BENCHMARKS.md); the class index fits since the tree
 /// consumes the reverse index and frees the DFS numbers early.
 pub fn inspect_graph(
@@ -154,20 +155,20 @@ pub fn inspect_graph(
     top: usize,
     threads: usize,
 ) -> (HeapGraph, InspectReport) {
-    let p = super::phases::Phase::start("dominators | class index, distances");
+    let p = super::phases::Phase::start("dominators | distances, class index");
     let retainers = graph.take_retainers();
     // With one thread asked for, the distances wait for the dominators:
     // their memory then adds to a lower figure (the peak stays 490 MB).
     let distances_beside = threads > 1;
     let (dominators, (index, distances)) = std::thread::scope(|scope| {
         let side = scope.spawn(|| {
-            let p = super::phases::Phase::start("class index");
-            let index = ClassIndex::build(&graph);
-            drop(p);
             let distances = distances_beside.then(|| {
                 let _p = super::phases::Phase::start("distances");
                 Distances::compute(&graph)
             });
+            let p = super::phases::Phase::start("class index");
+            let index = ClassIndex::build(&graph);
+            drop(p);
             (index, distances)
         });
         let dominators = Dominators::compute_on(&graph, retainers, threads);
