@@ -7,8 +7,8 @@ use std::time::Instant;
 use crate::cli::{DiffArgs, InspectArgs};
 use crate::report::{emit_summary, pretty_json};
 use crate::snapshot::{
-    BeforeSummary, DiffReport, HeapGraph, InspectReport, ParseOptions, diff_graph, inspect_graph,
-    keep_freed_memory, parse_with, summarise_before,
+    BeforeSummary, DiffReport, HeapGraph, InspectReport, ParseOptions, Totals, diff_graph,
+    inspect_graph, keep_freed_memory, parse_with, summarise_before,
 };
 use crate::units::mb;
 
@@ -32,13 +32,13 @@ fn parse_file(
 }
 
 /// One line on stderr with the engine's phase times, as BENCHMARKS.md quotes them.
-fn report_phases(path: &std::path::Path, graph: &HeapGraph, parsed: f64, total: f64, rest: &str) {
+fn report_phases(path: &std::path::Path, graph: &Totals, parsed: f64, total: f64, rest: &str) {
     let megabytes = graph.file_bytes as f64 / crate::units::MB;
     eprintln!(
         "{}: {} nodes, {} edges, {megabytes:.1} MB: parsed in {parsed:.2} s ({:.0} MB/s), {rest} in {:.2} s ({:.0} MB/s overall)",
         path.display(),
-        graph.node_count(),
-        graph.edge_count(),
+        graph.nodes,
+        graph.edges,
         megabytes / parsed,
         total - parsed,
         megabytes / total
@@ -53,10 +53,10 @@ pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
     let threads = args
         .threads
         .map_or(ParseOptions::default().threads, usize::from);
-    let (graph, report) = inspect_graph(graph, args.top, threads);
+    let report = inspect_graph(graph, args.top, threads);
     let total = started.elapsed().as_secs_f64();
     let rest = "dominators, paths and classes";
-    report_phases(&args.snapshot, &graph, parsed, total, rest);
+    report_phases(&args.snapshot, &report.totals, parsed, total, rest);
     emit_summary(&inspect_text(&report), args.json.as_ref(), || {
         pretty_json(&report)
     })
@@ -111,11 +111,11 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
         (before, parse_file(&args.after, args.threads, false)?)
     };
     let parsed = started.elapsed().as_secs_f64();
-    let (after, report) = diff_graph(&before, graph, args.top);
+    let (_, report) = diff_graph(&before, graph, args.top);
     let total = started.elapsed().as_secs_f64();
     report_phases(
         &args.after,
-        &after.graph,
+        &report.after,
         parsed,
         total,
         "dominators, paths and comparison",

@@ -295,6 +295,17 @@ impl HeapGraph {
     /// The reverse index of essential edges, taken out of the graph: the
     /// dominator tree consumes it (it is the largest structure after the
     /// edges, and only that algorithm needs it for every node).
+    /// The edge columns and offsets, taken out for their last reader to
+    /// free them beside other work; the graph has no edges after.
+    pub(crate) fn take_edges(&mut self) -> (Vec<u32>, Vec<u8>, Vec<u32>, Vec<NodeId>) {
+        (
+            std::mem::take(&mut self.first_edge),
+            std::mem::take(&mut self.edge_type),
+            std::mem::take(&mut self.edge_name),
+            std::mem::take(&mut self.edge_to),
+        )
+    }
+
     pub fn take_retainers(&mut self) -> Retainers {
         Retainers {
             first: std::mem::take(&mut self.first_retainer),

@@ -40,7 +40,7 @@ pub use holder::{Found, describe_holder, tally_holders};
 pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
 pub use report::{
-    BeforeSummary, DiffReport, InspectReport, diff_graph, inspect_graph, summarise_before,
+    BeforeSummary, DiffReport, InspectReport, Totals, diff_graph, inspect_graph, summarise_before,
 };
 pub use reuse::keep_freed_memory;
 pub use tally::{GrowthRow, TextTally, grew_by_self_size};

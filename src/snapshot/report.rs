@@ -150,11 +150,7 @@ fn largest_objects(
 /// Distances without the paths' parent edges keep that overlap within
 /// 1.2× the file (BENCHMARKS.md); the class index fits since the tree
 /// consumes the reverse index and frees the DFS numbers early.
-pub fn inspect_graph(
-    mut graph: HeapGraph,
-    top: usize,
-    threads: usize,
-) -> (HeapGraph, InspectReport) {
+pub fn inspect_graph(mut graph: HeapGraph, top: usize, threads: usize) -> InspectReport {
     let p = super::phases::Phase::start("dominators | distances, class index");
     let retainers = graph.take_retainers();
     // With one thread asked for, the distances wait for the dominators:
@@ -180,14 +176,23 @@ pub fn inspect_graph(
     drop(p);
     let distances = distances.unwrap_or_else(|| Distances::compute(&graph));
     let p = super::phases::Phase::start("classes | largest objects");
+    // Nothing after the distances and the class index reads an edge: the
+    // edge columns (two thirds of the graph) are freed on the second core
+    // beside the class summary, not at exit after the report.
+    let edge_count = graph.edge_count() as u64;
+    let edges = graph.take_edges();
     let (totals, objects, classes) = std::thread::scope(|scope| {
         // The class summary here, on the thread that found the dominators:
         // its child lists (8 bytes a node) then reuse the memory the
         // dominators freed, where another thread's allocator had to fault
         // in new pages (BENCHMARKS.md).
         let side = scope.spawn(|| {
-            let totals = totals(&graph, &distances);
+            let totals = Totals {
+                edges: edge_count,
+                ..totals(&graph, &distances)
+            };
             let objects = largest_objects(&graph, &dominators, &distances, top);
+            drop(edges);
             (totals, objects)
         });
         let p = super::phases::Phase::start("class summary");
@@ -205,8 +210,7 @@ pub fn inspect_graph(
         index,
         classes,
     };
-    let report = inspect_report_of(&graph, &dominators, &distances, parts, top);
-    (graph, report)
+    inspect_report_of(&graph, &dominators, &distances, parts, top)
 }
 
 /// What an inspect report is made of, computed where it is cheapest.

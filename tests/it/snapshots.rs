@@ -244,7 +244,7 @@ fn inspect_reports_the_same_without_string_values() {
             let reader = std::fs::File::open(file).unwrap();
             let graph = parse_with(reader, None, options).unwrap();
             let strings = graph.strings.len();
-            let (_, report) = inspect_graph(graph, 50, 2);
+            let report = inspect_graph(graph, 50, 2);
             (serde_json::to_string(&report).unwrap(), strings)
         };
         assert_eq!(report(true), report(false), "{}", file.display());
