@@ -202,19 +202,20 @@ pub fn parse_with<R: Read>(
                     seen_edges = true;
                 }
                 b"strings" => {
-                    let shown = (options.only_shown_strings && seen_edges).then(|| {
-                        let _p = super::phases::Phase::start("strings shown");
-                        ShownStrings::of(&graph, options.threads)
-                    });
+                    let only_shown = options.only_shown_strings && seen_edges;
                     let _p = super::phases::Phase::start("strings and edge index");
                     if options.threads > 1 && seen_edges && beside.is_none() {
                         beside = Some(read_strings_beside_index(
                             &mut scan,
                             &mut graph,
                             std::mem::take(&mut edge_counts),
-                            shown.as_ref(),
+                            only_shown,
                         )?);
                     } else {
+                        let shown = only_shown.then(|| {
+                            let _p = super::phases::Phase::start("strings shown");
+                            ShownStrings::of(&graph, options.threads)
+                        });
                         read_strings(&mut scan, &mut graph.strings, shown.as_ref())?;
                     }
                     seen_strings = true;
@@ -411,12 +412,13 @@ fn read_strings<R: Read>(
 
 /// Reads the strings while another core indexes the edges; the index's
 /// and the names' outcomes are returned for `finish` to report in its
-/// usual order.
+/// usual order. With `only_shown`, the strings to keep are marked on this
+/// thread first, already beside the index (the longer of the two).
 fn read_strings_beside_index<R: Read>(
     scan: &mut Scanner<R>,
     graph: &mut HeapGraph,
     edge_counts: Vec<u32>,
-    shown: Option<&ShownStrings>,
+    only_shown: bool,
 ) -> Result<Beside, SnapshotParseError> {
     let mut strings = std::mem::take(&mut graph.strings);
     let graph_read = &*graph;
@@ -425,8 +427,12 @@ fn read_strings_beside_index<R: Read>(
             let _p = super::phases::Phase::start("index edges (beside strings)");
             index_edges(graph_read, edge_counts)
         });
+        let shown = only_shown.then(|| {
+            let _p = super::phases::Phase::start("strings shown");
+            ShownStrings::of(graph_read, 1)
+        });
         let p = super::phases::Phase::start("strings read");
-        let read = read_strings(scan, &mut strings, shown)
+        let read = read_strings(scan, &mut strings, shown.as_ref())
             .map(|()| check_names(graph_read, strings.len() as u32));
         drop(p);
         (read, worker.join())
