@@ -292,9 +292,6 @@ impl HeapGraph {
         Some(self.strings.get(StringId(self.edge_name[e.0 as usize])))
     }
 
-    /// The reverse index of essential edges, taken out of the graph: the
-    /// dominator tree consumes it (it is the largest structure after the
-    /// edges, and only that algorithm needs it for every node).
     /// The edge columns and offsets, taken out for their last reader to
     /// free them beside other work; the graph has no edges after.
     pub(crate) fn take_edges(&mut self) -> (Vec<u32>, Vec<u8>, Vec<u32>, Vec<NodeId>) {
@@ -306,6 +303,9 @@ impl HeapGraph {
         )
     }
 
+    /// The reverse index of essential edges, taken out of the graph: the
+    /// dominator tree consumes it (it is the largest structure after the
+    /// edges, and only that algorithm needs it for every node).
     pub fn take_retainers(&mut self) -> Retainers {
         Retainers {
             first: std::mem::take(&mut self.first_retainer),
