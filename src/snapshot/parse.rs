@@ -214,7 +214,7 @@ pub fn parse_with<R: Read>(
                     } else {
                         let shown = only_shown.then(|| {
                             let _p = super::phases::Phase::start("strings shown");
-                            ShownStrings::of(&graph, options.threads)
+                            ShownStrings::of(&graph)
                         });
                         read_strings(&mut scan, &mut graph.strings, shown.as_ref())?;
                     }
@@ -429,7 +429,7 @@ fn read_strings_beside_index<R: Read>(
         });
         let shown = only_shown.then(|| {
             let _p = super::phases::Phase::start("strings shown");
-            ShownStrings::of(graph_read, 1)
+            ShownStrings::of(graph_read)
         });
         let p = super::phases::Phase::start("strings read");
         let read = read_strings(scan, &mut strings, shown.as_ref())
