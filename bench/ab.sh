@@ -21,9 +21,7 @@ for _ in $(seq "$runs"); do
     started=$EPOCHREALTIME
     LEAKCHECK_PHASES=1 /usr/bin/time -f "%U %S %M" -o "$work/time" "$build" "$@" \
       >/dev/null 2>"$work/stderr" || true
-    # Wall time in milliseconds from bash's clock (/usr/bin/time's %e has
-    # hundredths: too coarse for a 0.13 s diff).
-    awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.3f\n", b - a}' >>"$work/$side.wall"
+    seconds_since "$started" >>"$work/$side.wall"
     read -r user system peak <"$work/time"
     echo "$user + $system" | bc >>"$work/$side.cpu"
     echo "$peak" >>"$work/$side.peak"

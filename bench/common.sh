@@ -1,5 +1,6 @@
 # Shared by the bench scripts (source it after setting `here`): a free
 # loopback port, waiting for a listener, the median of numbers on stdin,
+# millisecond wall times (`seconds_since`),
 # and `bench_start`: a scratch directory `$work`, the processes in `pids`
 # stopped at exit, and the release build in `$leakcheck`; `start_nginx
 # PORT SERVER_BODY`: nginx with one worker in `$work/nginx`, serving the
@@ -7,6 +8,9 @@
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do sleep 0.05; done; }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# seconds_since START: seconds (to the millisecond) since START, a value of
+# bash's $EPOCHREALTIME (/usr/bin/time's %e has only hundredths).
+seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.3f\n", b - a}'; }
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 bench_start() {
   work=$(mktemp -d)

@@ -45,7 +45,7 @@ measure() {
   local status=0 started=$EPOCHREALTIME
   /usr/bin/time -f '%M' -o "$dir/time.txt" "$@" >/dev/null 2>"$dir/$name.err" || status=$?
   local seconds
-  seconds=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.3f", b - a}')
+  seconds=$(seconds_since "$started")
   echo "$seconds $(tail -1 "$dir/time.txt" | awk '{printf "%.0f", $1/1024}') $status" >>"$dir/$name.txt"
 }
 report() { # NAME LABEL
