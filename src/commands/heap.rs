@@ -70,12 +70,14 @@ const PARALLEL_DIFF_BYTES: u64 = 512 * 1024 * 1024;
 fn summarise_file(path: &std::path::Path, threads: Option<u16>) -> anyhow::Result<BeforeSummary> {
     let started = Instant::now();
     let graph = parse_file(path, threads, false)?;
-    let summary = summarise_before(&graph);
-    eprintln!(
-        "{}: {} nodes, {:.1} MB read and summarised in {:.2} s",
-        path.display(),
+    let (nodes, megabytes) = (
         graph.node_count(),
         graph.file_bytes as f64 / crate::units::MB,
+    );
+    let summary = summarise_before(graph);
+    eprintln!(
+        "{}: {nodes} nodes, {megabytes:.1} MB read and summarised in {:.2} s",
+        path.display(),
         started.elapsed().as_secs_f64()
     );
     Ok(summary)

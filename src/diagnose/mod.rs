@@ -102,8 +102,7 @@ pub async fn diagnose(
     let file_a = plan
         .snapshots_dir
         .map(|d| d.join(format!("{}-before.heapsnapshot", plan.label)));
-    let (before, bytes_a) =
-        snapshot_into(inspector, file_a.as_deref(), |g| summarise_before(&g)).await?;
+    let (before, bytes_a) = snapshot_into(inspector, file_a.as_deref(), summarise_before).await?;
     let mut seconds = started.elapsed().as_secs_f64();
     inspector
         .call(

@@ -4,8 +4,8 @@
 //! `tally.rs`.
 //!
 //! The earlier snapshot is reduced to a `Before` (ids, classes, self sizes,
-//! an id bitmap and the type-and-name tally, about 13 bytes a node plus the
-//! distinct names) so its graph can be freed
+//! an id bitmap and the type-and-name tally with the string table, about
+//! 13 bytes a node plus the strings) so the rest of its graph can be freed
 //! before the later one is read: a diff then needs little more memory than
 //! the larger snapshot alone.
 
@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::classes::ClassIndex;
 use super::graph::HeapGraph;
-use super::tally::TextTally;
+use super::tally::EarlierTally;
 use crate::model::ClassDiff;
 
 /// What a diff needs of the earlier snapshot.
@@ -24,7 +24,7 @@ pub struct Before {
     self_size: Vec<u32>,
     class_names: Vec<String>,
     id_set: IdSet,
-    pub(super) tally: TextTally,
+    pub(super) tally: EarlierTally,
 }
 
 /// A set of node ids for membership tests by the hundred thousand. V8 hands
@@ -80,15 +80,16 @@ impl IdSet {
 }
 
 impl Before {
-    pub fn summarise(graph: &HeapGraph) -> Before {
-        let classes = ClassIndex::build(graph);
+    /// Takes what it keeps out of `graph` (its ids, sizes and strings).
+    pub fn summarise(mut graph: HeapGraph) -> Before {
+        let classes = ClassIndex::build(&graph);
         Before {
             id_set: IdSet::of(&graph.node_id),
-            ids: graph.node_id.clone(),
+            tally: EarlierTally::take_from(&mut graph),
+            ids: std::mem::take(&mut graph.node_id),
             class_of: classes.of,
-            self_size: graph.self_size.clone(),
+            self_size: std::mem::take(&mut graph.self_size),
             class_names: classes.names,
-            tally: TextTally::of(graph),
         }
     }
 

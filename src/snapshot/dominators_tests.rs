@@ -7,20 +7,8 @@
 
 use super::super::graph::{EdgeId, HeapGraph, NodeId};
 use super::super::parse::parse;
+use super::super::random::Numbers;
 use super::Dominators;
-
-/// splitmix64: fixed seeds, so a failure repeats.
-struct Numbers(u64);
-
-impl Numbers {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
-}
 
 /// Edge types by their index in the snapshot's table below.
 const PROPERTY: u64 = 2;

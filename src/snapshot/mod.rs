@@ -15,12 +15,15 @@ mod diff;
 mod dominators;
 mod edge_index;
 mod graph;
+mod growth;
 mod holder;
 mod naming;
 mod numbers;
 mod parse;
 mod paths;
 mod phases;
+#[cfg(test)]
+mod random;
 mod records;
 mod report;
 mod reuse;
@@ -36,6 +39,7 @@ pub use classes::{ClassIndex, ClassTotals, class_key, summarise};
 pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, Retainers, StringId};
+pub use growth::{GrowthRow, grew_by_self_size};
 pub use holder::{Found, describe_holder, tally_holders};
 pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
@@ -43,7 +47,7 @@ pub use report::{
     BeforeSummary, DiffReport, InspectReport, Totals, diff_graph, inspect_graph, summarise_before,
 };
 pub use reuse::keep_freed_memory;
-pub use tally::{GrowthRow, TextTally, grew_by_self_size};
+pub use tally::EarlierTally;
 
 /// Why a heap snapshot could not be read.
 #[derive(Debug, thiserror::Error)]

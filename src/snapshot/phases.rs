@@ -10,6 +10,13 @@ fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var_os("LEAKCHECK_PHASES").is_some())
 }
 
+/// When the first phase started: each line also says when its phase began
+/// and ended after it, which shows what ran beside what.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
 /// Prints `name` and its time when dropped (if enabled).
 pub(crate) struct Phase {
     name: &'static str,
@@ -30,6 +37,9 @@ fn cpu_seconds() -> f64 {
 
 impl Phase {
     pub(crate) fn start(name: &'static str) -> Phase {
+        if enabled() {
+            epoch();
+        }
         Phase {
             name,
             started: Instant::now(),
@@ -51,12 +61,14 @@ impl Drop for Phase {
                     .map_or(0, |kb| kb / 1024)
             };
             eprintln!(
-                "  phase {:<28} {:>7.3} s  cpu {:>6.3} s  rss {:>5} MiB  peak {:>5} MiB",
+                "  phase {:<28} {:>7.3} s  cpu {:>6.3} s  rss {:>5} MiB  peak {:>5} MiB  at {:.3}-{:.3} s",
                 self.name,
                 self.started.elapsed().as_secs_f64(),
                 cpu_seconds() - self.cpu,
                 field("VmRSS:"),
                 field("VmHWM:"),
+                (self.started - epoch()).as_secs_f64(),
+                epoch().elapsed().as_secs_f64(),
             );
         }
     }

@@ -7,9 +7,9 @@ use super::classes::{ClassIndex, ClassTotals, summarise};
 use super::diff::{Before, compare_classes, new_nodes};
 use super::dominators::Dominators;
 use super::graph::{HeapGraph, NodeId};
+use super::growth::{GrowthRow, grew_by_self_size};
 use super::holder::{Found, describe_holder, tally_holders};
 use super::paths::{Distances, Paths};
-use super::tally::{GrowthRow, grew_by_self_size};
 use std::collections::HashMap;
 
 use crate::model::{ClassDiff, Holder, HolderKind};
@@ -270,15 +270,16 @@ pub struct BeforeSummary {
     before: Before,
 }
 
-/// Summarises the earlier snapshot of a diff.
-pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
+/// Summarises the earlier snapshot of a diff (what is kept is taken out
+/// of its graph; the rest is freed).
+pub fn summarise_before(graph: HeapGraph) -> BeforeSummary {
     let totals = Totals {
         file_bytes: graph.file_bytes,
         nodes: graph.node_count() as u64,
         edges: graph.edge_count() as u64,
         strings: graph.strings.len() as u64,
         self_size: graph.nodes().map(|n| graph.self_size(n)).sum(),
-        unreachable_nodes: Distances::compute(graph).unreached_count(),
+        unreachable_nodes: Distances::compute(&graph).unreached_count(),
     };
     BeforeSummary {
         totals,
@@ -288,33 +289,36 @@ pub fn summarise_before(graph: &HeapGraph) -> BeforeSummary {
 
 /// Compares the later snapshot's graph with the earlier one's summary.
 ///
-/// The Comparison view and the method's tally need only the graph's columns,
-/// not its dominator tree, so they run on a second thread while this one
-/// computes dominators: on the demo's 9 + 59 MB pair that overlap is most of what
-/// separates `diff` from parse time (BENCHMARKS.md, heap snapshot engine).
-/// The holders' tallies need the dominators and the grown classes: they
-/// run here once both are in, beside the method's tally, and the holders
-/// are named (their paths read) at the end.
+/// The Comparison view, the method's tally and the paths need only the
+/// graph's columns, not its dominator tree, so they run on a second thread
+/// while this one computes dominators: on the demo's 9 + 59 MB pair that
+/// overlap is most of what separates `diff` from parse time (BENCHMARKS.md,
+/// heap snapshot engine). The holders' tallies need the dominators and the
+/// grown classes: they run here once both are in, beside the method's
+/// tally and the paths, and the holders are named at the end.
 pub fn diff_graph(
     before: &BeforeSummary,
     mut graph: HeapGraph,
     top: usize,
 ) -> (Analysis, DiffReport) {
-    let phase = super::phases::Phase::start("dominators, holders, paths | comparison");
+    let phase = super::phases::Phase::start("dominators, holders | comparison, paths");
     let retainers = graph.take_retainers();
     let graph_read = &graph;
     let (dominators, paths, classes, found, grew_by_self_size) = std::thread::scope(|scope| {
         // The side hands over what the holders' tallies need as soon as it
-        // has it, then goes on with the method's tally.
+        // has it, then goes on with the method's tally and the paths.
         let (comparison_tx, comparison_rx) = std::sync::mpsc::channel();
         let side = scope.spawn(move || {
-            let _p = super::phases::Phase::start("comparison");
+            let p = super::phases::Phase::start("comparison");
             let classes_b = ClassIndex::build(graph_read);
             let new = new_nodes(&before.before, graph_read);
             let classes = compare_classes(&before.before, graph_read, &classes_b, &new);
             // Unsent only if this thread's receiver is gone: nothing to do.
             let _ = comparison_tx.send((classes_b, new, classes));
-            grew_by_self_size(&before.before.tally, graph_read, top)
+            let grew = grew_by_self_size(&before.before.tally, graph_read, top);
+            drop(p);
+            let _p = super::phases::Phase::start("paths");
+            (grew, Paths::compute(graph_read))
         });
         let dominators = Dominators::compute(graph_read, retainers);
         let Ok((classes_b, new, classes)) = comparison_rx.recv() else {
@@ -332,12 +336,7 @@ pub fn diff_graph(
             .flat_map(|row| tally_holders(graph_read, &dominators, &classes_b, &new, &row.class, 1))
             .collect();
         drop(p);
-        // The paths read only forward edges: computed here, after the
-        // dominators have freed the reverse index, they overlap the side.
-        let p = super::phases::Phase::start("paths");
-        let paths = Paths::compute(graph_read);
-        drop(p);
-        let grew = side
+        let (grew, paths) = side
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (dominators, paths, classes, found, grew)
