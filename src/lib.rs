@@ -40,31 +40,14 @@ pub fn run() -> ExitCode {
     // Before anything opens a descriptor: see `limits.rs`.
     limits::raise_open_files();
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
+    let clean = |()| RunEnd::Clean;
+    let outcome = match cli.command {
+        // The snapshot commands are plain threads on files: no runtime to
+        // start and stop around them.
+        Command::Inspect(args) => commands::heap::inspect(args).map(clean),
+        Command::Diff(args) => commands::heap::diff(args).map(clean),
+        command => run_async(command),
     };
-    let outcome = runtime.block_on(async {
-        let clean = |()| RunEnd::Clean;
-        match cli.command {
-            Command::Run(args) => commands::run::run(args.into_props()?).await,
-            Command::Soak(args) => commands::run::run(args.into_props()?).await,
-            Command::Page(args) => commands::run::page::run(args.into_props()?).await,
-            Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
-            Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
-            Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
-            Command::Report(args) => commands::report::run(args.into_props()?).await,
-            Command::Inspect(args) => commands::heap::inspect(args).map(clean),
-            Command::Diff(args) => commands::heap::diff(args).map(clean),
-        }
-    });
     match outcome {
         Ok(RunEnd::Clean) => ExitCode::from(EXIT_CLEAN),
         Ok(RunEnd::Leak) => ExitCode::from(EXIT_LEAK),
@@ -79,3 +62,27 @@ pub fn run() -> ExitCode {
     }
 }
 pub mod snapshot;
+
+/// The subcommands that talk to a target, on the async runtime.
+fn run_async(command: Command) -> anyhow::Result<RunEnd> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async {
+        let clean = |()| RunEnd::Clean;
+        match command {
+            Command::Run(args) => commands::run::run(args.into_props()?).await,
+            Command::Soak(args) => commands::run::run(args.into_props()?).await,
+            Command::Page(args) => commands::run::page::run(args.into_props()?).await,
+            Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
+            Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
+            Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
+            Command::Report(args) => commands::report::run(args.into_props()?).await,
+            Command::Inspect(_) | Command::Diff(_) => {
+                unreachable!("`run` runs the snapshot commands without the runtime")
+            }
+        }
+    })
+}

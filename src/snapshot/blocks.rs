@@ -36,6 +36,7 @@ use std::io::Read;
 use std::sync::mpsc;
 
 use super::SnapshotParseError;
+use super::block_text::BlockText;
 use super::numbers::{Piece, scan_numbers};
 use super::records::{Columns, Records};
 use super::scan::Scanner;
@@ -56,7 +57,7 @@ const IN_FLIGHT_PER_WORKER: usize = 2;
 
 /// One block of an array's text and where it sits.
 struct Block {
-    bytes: Vec<u8>,
+    bytes: BlockText,
     /// Absolute offset of `bytes[0]` in the input, for errors.
     offset: u64,
     /// The block's place in the array: 0, 1, 2…
@@ -99,7 +100,7 @@ impl<'a> Job<'a> {
 }
 
 /// What a worker made of a block: its buffer back, for the next block.
-type Parsed = Result<Vec<u8>, SnapshotParseError>;
+type Parsed = Result<BlockText, SnapshotParseError>;
 
 /// How a stretch of the columns ended.
 enum Stretch {
@@ -244,7 +245,7 @@ fn fill_stretch_here<'a, R: Read>(
 ) -> Result<Stretch, SnapshotParseError> {
     let piece_size = (cutter.block_size / PIECES_PER_BLOCK).max(1);
     let mut parsed = Vec::new();
-    let mut spare = Vec::new();
+    let mut spare = BlockText::default();
     loop {
         let block = match waiting.take() {
             Some(block) => block,
@@ -276,30 +277,31 @@ impl Cutter {
     fn next<R: Read>(
         &mut self,
         scan: &mut Scanner<R>,
-        mut bytes: Vec<u8>,
+        mut bytes: BlockText,
     ) -> Result<Block, SnapshotParseError> {
         loop {
             bytes.clear();
             let offset = scan.offset() - self.carry.len() as u64;
-            bytes.append(&mut self.carry);
+            bytes.extend_from_slice(&self.carry);
+            self.carry.clear();
             let last = scan.array_text(&mut bytes, self.block_size)?;
             if !last {
-                let Some(cut) = memchr::memrchr(b',', &bytes) else {
+                let Some(cut) = memchr::memrchr(b',', bytes.text()) else {
                     // No comma: whitespace between numbers is dropped (the
                     // next block's offset follows the input); anything else
                     // is the start of a number that waits for its comma.
-                    if !bytes.iter().all(u8::is_ascii_whitespace) {
-                        self.carry = std::mem::take(&mut bytes);
+                    if !bytes.text().iter().all(u8::is_ascii_whitespace) {
+                        self.carry.extend_from_slice(bytes.text());
                     }
                     continue;
                 };
-                self.carry.extend_from_slice(&bytes[cut + 1..]);
+                self.carry.extend_from_slice(&bytes.text()[cut + 1..]);
                 bytes.truncate(cut + 1);
             }
             // memchr's count is vectorised: a plain filter-count here was
             // a seventh of a second on a 440 MB snapshot.
-            let commas = memchr::memchr_iter(b',', &bytes).count();
-            let after_last_comma = last && !bytes.iter().all(u8::is_ascii_whitespace);
+            let commas = memchr::memchr_iter(b',', bytes.text()).count();
+            let after_last_comma = last && !bytes.text().iter().all(u8::is_ascii_whitespace);
             let block = Block {
                 count: commas + usize::from(after_last_comma),
                 bytes,
@@ -322,7 +324,7 @@ struct Feed<'a> {
     /// The worker the next job goes to (round robin).
     next: usize,
     /// Block buffers come back, for the next blocks.
-    spare: Vec<Vec<u8>>,
+    spare: Vec<BlockText>,
 }
 
 impl<'a> Feed<'a> {
@@ -376,7 +378,7 @@ fn parse_block(
         mut slots,
     } = job;
     let mut done = 0usize;
-    let mut rest = &block.bytes[..];
+    let mut rest = block.bytes.text();
     loop {
         // Pieces end after a comma, as blocks do, so no number is split.
         let cut = match rest.len() > piece_size {

@@ -8,6 +8,7 @@
 //! fills (`crate::model::{ClassDiff, Holder}`). `graph.rs` documents the
 //! encoding.
 
+mod block_text;
 mod blocks;
 mod class_retained;
 mod classes;

@@ -11,6 +11,7 @@
 use std::io::Read;
 
 use super::SnapshotParseError;
+use super::block_text::BlockText;
 
 /// Read size: large enough that refills are rare, small next to any heap.
 const BUFFER: usize = 1 << 20;
@@ -372,20 +373,24 @@ impl<R: Read> Scanner<R> {
     /// read): `max` more bytes, or up to the array's `]`, which is consumed
     /// and not copied. True at the `]`. The bytes are not checked here: the
     /// block parser does that, naming their offsets.
-    pub fn array_text(
+    pub(super) fn array_text(
         &mut self,
-        out: &mut Vec<u8>,
+        out: &mut BlockText,
         max: usize,
     ) -> Result<bool, SnapshotParseError> {
         let max = out.len() + max.max(1);
         while out.len() < max {
             let room = max - out.len();
-            if self.pos == self.len && room >= DIRECT_READ {
+            // A large block is finished by a read straight into `out`,
+            // however little is left of it: the buffer then stays empty,
+            // block after block, and the array's text is never copied.
+            // (Refilling the buffer for that rest kept the header's
+            // offset in it at every block: 126 MB of a 437 MB file went
+            // through the buffer.)
+            let large_block = room >= DIRECT_READ || max - room >= DIRECT_READ;
+            if self.pos == self.len && large_block {
                 // Nothing buffered and room for a large read: read straight
-                // into `out`, saving a copy of the array's text. Once the
-                // buffer is empty it stays so, block after block (a block's
-                // carried bytes used to shift each read off the buffer's
-                // end: 399 of a 437 MB file's bytes went through it).
+                // into `out`, saving a copy of the array's text.
                 if self.read_into(out, room.min(BUFFER))? {
                     return Ok(true);
                 }
@@ -413,33 +418,33 @@ impl<R: Read> Scanner<R> {
 
     /// `array_text`'s direct read of up to `room` bytes (the buffer being
     /// empty). Bytes after a `]` go back into the buffer. True at the `]`.
-    fn read_into(&mut self, out: &mut Vec<u8>, room: usize) -> Result<bool, SnapshotParseError> {
+    fn read_into(&mut self, out: &mut BlockText, room: usize) -> Result<bool, SnapshotParseError> {
         self.base += self.len as u64;
         self.pos = 0;
         self.len = 0;
         let start = out.len();
         // One read(2) for the whole room where the input allows (a file
         // does); `read_to_end` would start at 8 KiB and double.
-        out.resize(start + room, 0);
+        let into = out.room(room);
         let mut read = 0;
         while read < room {
-            match self.reader.read(&mut out[start + read..]) {
+            match self.reader.read(&mut into[read..]) {
                 Ok(0) => break,
                 Ok(n) => read += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(SnapshotParseError::Io(e)),
             }
         }
-        out.truncate(start + read);
+        out.extend_by(read);
         self.consumed += read as u64;
         if read == 0 {
             return Err(self.eof("a number, ',' or ']' in an integer array"));
         }
-        match memchr::memchr(b']', &out[start..]) {
+        match memchr::memchr(b']', &out.text()[start..]) {
             Some(end) => {
                 let rest = start + end + 1;
                 let left = out.len() - rest;
-                self.buf[..left].copy_from_slice(&out[rest..]);
+                self.buf[..left].copy_from_slice(&out.text()[rest..]);
                 self.len = left;
                 self.base += (end + 1) as u64;
                 out.truncate(start + end);
