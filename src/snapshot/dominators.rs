@@ -268,7 +268,7 @@ fn semidominators_to_idoms(
             best: semi_w,
         };
     }
-    drop(retainers);
+    super::reuse::free_beside(retainers);
     // parent[w] becomes idom[w]: every x < w already holds its idom.
     for w in 1..n {
         let mut candidate = parent[w];
