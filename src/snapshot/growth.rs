@@ -70,23 +70,23 @@ fn key(kind: NodeType, name: &[u8]) -> String {
 pub fn grew_by_self_size(a: &EarlierTally, b: &HeapGraph, top: usize) -> Vec<GrowthRow> {
     let tally = raw_tally(b);
     let rows = match top_by_threshold(a, b, &tally, top) {
-        Some(deltas) => deltas
-            .iter()
-            .map(|d| {
-                let row = &tally.rows[d.row as usize];
-                GrowthRow {
-                    key: key(
-                        b.node_type_of_raw(row.kind),
-                        b.strings.bytes_of(StringId(row.name)),
-                    ),
-                    count_delta: d.count,
-                    self_size_delta: d.size,
-                }
-            })
-            .collect(),
+        Some(deltas) => deltas.iter().map(|d| growth_row(b, &tally, d)).collect(),
         None => every_row(a, b, tally, top),
     };
     sorted_top(rows, top)
+}
+
+/// The printed row of a row of B.
+fn growth_row(b: &HeapGraph, tally: &RawTally, d: &Delta) -> GrowthRow {
+    let row = &tally.rows[d.row as usize];
+    GrowthRow {
+        key: key(
+            b.node_type_of_raw(row.kind),
+            b.strings.bytes_of(StringId(row.name)),
+        ),
+        count_delta: d.count,
+        self_size_delta: d.size,
+    }
 }
 
 fn sorted_top(mut rows: Vec<GrowthRow>, top: usize) -> Vec<GrowthRow> {
@@ -274,17 +274,7 @@ fn every_row(a: &EarlierTally, b: &HeapGraph, tally: RawTally, top: usize) -> Ve
     }
     let gone = named.iter().zip(&matched).filter(|(_, m)| !**m);
     rows.iter()
-        .map(|d| {
-            let row = &tally.rows[d.row as usize];
-            GrowthRow {
-                key: key(
-                    b.node_type_of_raw(row.kind),
-                    b.strings.bytes_of(StringId(row.name)),
-                ),
-                count_delta: d.count,
-                self_size_delta: d.size,
-            }
-        })
+        .map(|d| growth_row(b, &tally, d))
         .chain(gone.map(|(row, _)| GrowthRow {
             key: key(row.kind, row.name),
             count_delta: -row.count,
