@@ -38,6 +38,6 @@ pub(super) fn free_beside<T: Send + 'static>(value: T) {
     let spawned = std::thread::Builder::new()
         .name("free".into())
         .spawn(move || drop(value));
-    // Without a thread the value comes back in the error, and is dropped here.
+    // If no thread could start, the value went with the closure: dropped here.
     drop(spawned);
 }

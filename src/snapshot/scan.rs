@@ -15,9 +15,9 @@ use super::block_text::BlockText;
 
 /// Read size: large enough that refills are rare, small next to any heap.
 const BUFFER: usize = 1 << 20;
-/// The smallest read `array_text` makes straight into its output: below
-/// it, a refill of the buffer (one system call for a whole buffer) is the
-/// cheaper way.
+/// The smallest read `array_text` makes straight into its output, unless
+/// the block already holds that much: below it, a refill of the buffer
+/// (one system call for a whole buffer) is the cheaper way.
 const DIRECT_READ: usize = 64 << 10;
 /// Bytes of a string looked at eight at a time before memchr takes over.
 const SHORT_STRING: usize = 64;
