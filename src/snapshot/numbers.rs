@@ -41,6 +41,12 @@ pub(super) fn scan_numbers(
     // and separator) fits in the window, so its bytes are indexed without
     // bounds checks; anything else (spaces, a number past 19 digits, the
     // piece's end) is left to the general loop, from the same number.
+    // Each number of the fast path takes at least two bytes (a digit and
+    // its comma): room for all of them is reserved once, and they are
+    // written into it without a capacity check a number.
+    numbers.reserve(n / 2 + 1);
+    let room = numbers.spare_capacity_mut();
+    let mut found = 0;
     while i + FAST_WINDOW <= n {
         let w: &[u8; FAST_WINDOW] = bytes[i..i + FAST_WINDOW].try_into().expect("window");
         let mut k = 0;
@@ -55,9 +61,12 @@ pub(super) fn scan_numbers(
             (b'\n', b',') => 2,
             _ => break,
         };
-        numbers.push(value);
+        room[found].write(value);
+        found += 1;
         i += k + separator;
     }
+    // SAFETY: the first `found` slots past the length were written above.
+    unsafe { numbers.set_len(numbers.len() + found) };
     loop {
         while i < n && is_space(bytes[i]) {
             i += 1;
