@@ -41,14 +41,12 @@ pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, Retainers, StringId};
 pub use growth::{GrowthRow, grew_by_self_size};
-pub use holder::{Found, describe_holder, tally_holders};
 pub use parse::{ParseOptions, parse, parse_sized, parse_with};
 pub use paths::Paths;
 pub use report::{
     BeforeSummary, DiffReport, InspectReport, Totals, diff_graph, inspect_graph, summarise_before,
 };
 pub use reuse::keep_freed_memory;
-pub use tally::EarlierTally;
 
 /// Why a heap snapshot could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -212,10 +212,7 @@ pub fn parse_with<R: Read>(
                             only_shown,
                         )?);
                     } else {
-                        let shown = only_shown.then(|| {
-                            let _p = super::phases::Phase::start("strings shown");
-                            ShownStrings::of(&graph)
-                        });
+                        let shown = shown_strings(&graph, only_shown);
                         read_strings(&mut scan, &mut graph.strings, shown.as_ref())?;
                     }
                     seen_strings = true;
@@ -387,6 +384,14 @@ fn read_edges<R: Read>(
     Ok(())
 }
 
+/// The strings to keep, when only those are kept (`ParseOptions`).
+fn shown_strings(graph: &HeapGraph, only_shown: bool) -> Option<ShownStrings> {
+    only_shown.then(|| {
+        let _p = super::phases::Phase::start("strings shown");
+        ShownStrings::of(graph)
+    })
+}
+
 /// Reads the string table; with `shown`, the strings it does not hold are
 /// kept empty (their ids and the count stay as in the file).
 fn read_strings<R: Read>(
@@ -427,10 +432,7 @@ fn read_strings_beside_index<R: Read>(
             let _p = super::phases::Phase::start("index edges (beside strings)");
             index_edges(graph_read, edge_counts)
         });
-        let shown = only_shown.then(|| {
-            let _p = super::phases::Phase::start("strings shown");
-            ShownStrings::of(graph_read)
-        });
+        let shown = shown_strings(graph_read, only_shown);
         let p = super::phases::Phase::start("strings read");
         let read = read_strings(scan, &mut strings, shown.as_ref())
             .map(|()| check_names(graph_read, strings.len() as u32));
