@@ -15,9 +15,12 @@
 //! blocks cut. With one thread (`-j 1`) the reading thread parses each
 //! block itself as soon as it is cut.
 //!
-//! A worker parses its block in pieces of a sixteenth of a block, each in
-//! two passes (text into numbers, numbers into their columns), so the
-//! numbers between the passes stay in the core's cache.
+//! A worker parses its block's whole records straight into their columns
+//! while the text is as V8 writes it (`fused.rs`); what is left (the
+//! numbers before the first whole record, anything irregular and all after
+//! it, the block's last bytes) goes in pieces of a sixteenth of a block,
+//! each in two passes (text into numbers, numbers into their columns), so
+//! the numbers between the passes stay in the core's cache.
 //!
 //! Columns reserved from the header's counts take the whole array in one
 //! stretch. When they are full (a stream of unknown size, a header that
@@ -37,6 +40,7 @@ use std::sync::mpsc;
 
 use super::SnapshotParseError;
 use super::block_text::BlockText;
+use super::fused;
 use super::numbers::{Piece, scan_numbers};
 use super::records::{Columns, Records};
 use super::scan::Scanner;
@@ -361,11 +365,10 @@ fn worker_lost() -> SnapshotParseError {
     SnapshotParseError::Format("a snapshot parsing thread stopped unexpectedly".into())
 }
 
-/// Parses one block, a piece at a time, each in two passes: the text into
-/// numbers (one tight loop), then the numbers into their slots (one loop
-/// per field, in `Slots::fill`). The grammar and the errors are
-/// `Scanner::uint_array`'s: a number's own error (out of range) comes
-/// before a syntax error after it, as it would in one pass.
+/// Parses one block: whole records straight into their columns while
+/// the text is regular (`fused.rs`), and the rest (the numbers before the
+/// block's first whole record, anything irregular and after it, the
+/// block's last bytes) a piece at a time in `parse_pieces`.
 fn parse_block(
     job: Job<'_>,
     layout: &Records,
@@ -377,44 +380,105 @@ fn parse_block(
         first,
         mut slots,
     } = job;
-    let mut done = 0usize;
-    let mut rest = block.bytes.text();
-    loop {
-        // Pieces end after a comma, as blocks do, so no number is split.
-        let cut = match rest.len() > piece_size {
-            true => memchr::memrchr(b',', &rest[..piece_size]).map_or(rest.len(), |c| c + 1),
-            false => rest.len(),
-        };
-        let (text, after) = rest.split_at(cut);
-        let piece = Piece {
-            text,
-            offset: block.offset + (block.bytes.len() - rest.len()) as u64,
-            ends_array: block.last && after.is_empty(),
-            at_array_start: block.seq == 0 && done == 0,
-        };
-        numbers.clear();
-        let syntax = scan_numbers(&piece, numbers).err();
-        let at = first + done as u64;
-        slots
-            .split_off_front(layout, at, numbers.len())
-            .fill(layout, numbers, at)?;
-        if let Some(error) = syntax {
-            return Err(error);
-        }
-        done += numbers.len();
-        if after.is_empty() {
-            break;
-        }
-        rest = after;
+    let text = block.bytes.text();
+    let width = layout.width() as u64;
+    let lead = ((width - first % width) % width) as usize;
+    // After the lead-th comma: where the first whole record starts.
+    let records_start = match lead {
+        0 => 0,
+        _ => memchr::memchr_iter(b',', text)
+            .nth(lead - 1)
+            .map_or(text.len(), |c| c + 1),
+    };
+    let mut part = Part {
+        block: &block,
+        first,
+        done: 0,
+        slots: &mut slots,
+    };
+    if records_start > 0 {
+        part.pieces(0..records_start, layout, piece_size, numbers)?;
     }
-    if done != block.count {
+    // The text left, if any (an empty block is still parsed: `[]`).
+    if records_start < text.len() || text.is_empty() {
+        let (used, records) = fused::records(&text[records_start..], layout, part.slots);
+        let fused_numbers = records * layout.width();
+        part.slots
+            .split_off_front(layout, first + part.done as u64, fused_numbers);
+        part.done += fused_numbers;
+        part.pieces(
+            records_start + used..text.len(),
+            layout,
+            piece_size,
+            numbers,
+        )?;
+    }
+    if part.done != block.count {
         // Well-formed text has a number per comma: not reached.
         return Err(SnapshotParseError::Format(format!(
             "a block at byte {} held {} numbers for {} commas",
-            block.offset, done, block.count
+            block.offset, part.done, block.count
         )));
     }
     Ok(block.bytes)
+}
+
+/// A block being parsed: the numbers done so far and the slots left.
+struct Part<'b, 's, 'a> {
+    block: &'b Block,
+    /// The index of the block's first number in the array.
+    first: u64,
+    done: usize,
+    slots: &'s mut Slots<'a>,
+}
+
+impl Part<'_, '_, '_> {
+    /// Parses `range` of the block's text a piece at a time, each in two
+    /// passes: the text into numbers (one tight loop), then the numbers
+    /// into their slots (one loop per field, in `Slots::fill`). The grammar
+    /// and the errors are `Scanner::uint_array`'s: a number's own error
+    /// (out of range) comes before a syntax error after it, as it would in
+    /// one pass. The range starts at a number and, unless it runs to the
+    /// block's end, ends after a comma.
+    fn pieces(
+        &mut self,
+        range: std::ops::Range<usize>,
+        layout: &Records,
+        piece_size: usize,
+        numbers: &mut Vec<u64>,
+    ) -> Result<(), SnapshotParseError> {
+        let text = self.block.bytes.text();
+        let to_block_end = range.end == text.len();
+        let mut start = range.start;
+        loop {
+            let rest = &text[start..range.end];
+            // Pieces end after a comma, as blocks do, so no number is split.
+            let cut = match rest.len() > piece_size {
+                true => memchr::memrchr(b',', &rest[..piece_size]).map_or(rest.len(), |c| c + 1),
+                false => rest.len(),
+            };
+            let piece = Piece {
+                text: &rest[..cut],
+                offset: self.block.offset + start as u64,
+                ends_array: self.block.last && to_block_end && cut == rest.len(),
+                at_array_start: self.block.seq == 0 && self.done == 0,
+            };
+            numbers.clear();
+            let syntax = scan_numbers(&piece, numbers).err();
+            let at = self.first + self.done as u64;
+            self.slots
+                .split_off_front(layout, at, numbers.len())
+                .fill(layout, numbers, at)?;
+            if let Some(error) = syntax {
+                return Err(error);
+            }
+            self.done += numbers.len();
+            start += cut;
+            if start == range.end {
+                return Ok(());
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,32 +8,66 @@ use super::super::{HeapGraph, SnapshotParseError};
 /// A V8-shaped snapshot: seven node fields with detachedness, one record
 /// per line as V8 writes it, and edges of every kind.
 fn snapshot(nodes: usize) -> String {
+    snapshot_of(nodes, &NODE_FIELDS)
+}
+
+/// V8's node fields, in its order.
+const NODE_FIELDS: [&str; 7] = [
+    "type",
+    "name",
+    "id",
+    "self_size",
+    "edge_count",
+    "trace_node_id",
+    "detachedness",
+];
+
+/// A snapshot whose nodes have `fields` (V8's names, in any order, any
+/// of the last two left out).
+fn snapshot_of(nodes: usize, fields: &[&str]) -> String {
+    let width = fields.len();
     let mut node_text = Vec::new();
     let mut edge_text = Vec::new();
     for i in 0..nodes {
         let edges = if i + 1 < nodes { 2 } else { 0 };
-        node_text.push(format!(
-            "{},{},{},{},{},0,{}",
-            i % 4,
-            i % 5,
-            i * 2 + 1,
-            10 + i % 97,
-            edges,
-            i % 3
-        ));
+        let record: Vec<String> = fields
+            .iter()
+            .map(|field| match *field {
+                "type" => i % 4,
+                "name" => i % 5,
+                "id" => i * 2 + 1,
+                "self_size" => 10 + i % 97,
+                "edge_count" => edges,
+                "trace_node_id" => 0,
+                _ => i % 3,
+            })
+            .map(|v| v.to_string())
+            .collect();
+        node_text.push(record.join(","));
         if edges > 0 {
-            edge_text.push(format!("2,{},{}", i % 5, (i + 1) * 7));
-            edge_text.push(format!("1,{},{}", i, ((i * 7919) % nodes) * 7));
+            edge_text.push(format!("2,{},{}", i % 5, (i + 1) * width));
+            edge_text.push(format!("1,{},{}", i, ((i * 7919) % nodes) * width));
         }
     }
+    let quoted: Vec<String> = fields.iter().map(|f| format!("\"{f}\"")).collect();
+    let types: Vec<&str> = fields
+        .iter()
+        .map(|f| match *f {
+            "type" => r#"["hidden","array","string","object"]"#,
+            "name" => r#""string""#,
+            _ => r#""number""#,
+        })
+        .collect();
     format!(
-        r#"{{"snapshot":{{"meta":{{"node_fields":["type","name","id","self_size","edge_count","trace_node_id","detachedness"],
-"node_types":[["hidden","array","string","object"],"string","number","number","number","number","number"],
+        r#"{{"snapshot":{{"meta":{{"node_fields":[{}],
+"node_types":[{}],
 "edge_fields":["type","name_or_index","to_node"],"edge_types":[["context","element","property","internal"],"string_or_number","node"]}},
 "node_count":{nodes},"edge_count":{}}},
 "nodes":[{}],
 "edges":[{}],
 "strings":["","a","b","c","d"]}}"#,
+        quoted.join(","),
+        types.join(","),
         edge_text.len(),
         node_text.join("\n,"),
         edge_text.join("\n,")
@@ -205,5 +239,106 @@ fn columns_grow_when_the_header_does_not_say_how_many() {
         };
         let many = parse_with(uncounted.as_bytes(), None, options).unwrap();
         assert_same(&one, &many);
+    }
+}
+
+#[test]
+fn every_node_layout_gives_the_columns_of_one_pass() {
+    // V8's layouts of 5, 6 and 7 fields take the records' fast path
+    // (`fused.rs`); another order takes the two-pass one. Both must fill
+    // what the reference scanner fills.
+    let layouts: [&[&str]; 4] = [
+        &NODE_FIELDS[..5],
+        &NODE_FIELDS[..6],
+        &NODE_FIELDS,
+        &["id", "type", "edge_count", "name", "self_size"],
+    ];
+    for fields in layouts {
+        let text = snapshot_of(2000, fields);
+        let one = one_pass(&text).unwrap();
+        assert_eq!(one.node_count(), 2000, "{fields:?}");
+        for (threads, block) in [(1, 64), (2, 333), (2, 4096), (1, 1 << 20)] {
+            assert_same(&one, &parse(&text, threads, block).unwrap());
+        }
+    }
+}
+
+#[test]
+fn irregular_records_deep_in_a_block_leave_the_fast_path_alike() {
+    // Each change sits far from any block's start, where the records'
+    // fast path is running: it must stop at that record and leave it,
+    // and the rest, to the two-pass path, which stores or refuses it as
+    // the reference scanner does.
+    let text = snapshot(3000);
+    let nodes = text.find("\"nodes\":[").unwrap();
+    let edges = text.find("\"edges\":[").unwrap();
+    let node_at = |k: usize| nodes + text[nodes..].match_indices("\n,").nth(k).unwrap().0 + 2;
+    let edge_at = |k: usize| edges + text[edges..].match_indices("\n,").nth(k).unwrap().0 + 2;
+    let record_at = |at: usize| {
+        let end = at + text[at..].find("\n,").unwrap();
+        (at, end)
+    };
+    let replace_record = |at: usize, record: &str| {
+        let (start, end) = record_at(at);
+        format!("{}{record}{}", &text[..start], &text[end..])
+    };
+    let n = node_at(2100);
+    // An even edge: a property, named by a string.
+    let e = edge_at(3099);
+    let node_fields: Vec<&str> = text[record_at(n).0..record_at(n).1].split(',').collect();
+    let node_with = |field: usize, value: &str| {
+        let mut fields = node_fields.clone();
+        fields[field] = value;
+        replace_record(n, &fields.join(","))
+    };
+    let (edge_start, edge_end) = record_at(e);
+    let edge_fields: Vec<&str> = text[edge_start..edge_end].split(',').collect();
+    let edge_with = |field: usize, value: &str| {
+        let mut fields = edge_fields.clone();
+        fields[field] = value;
+        replace_record(e, &fields.join(","))
+    };
+    let ok = [
+        // Saturated or clamped, not refused.
+        node_with(3, "1099511627776"),
+        node_with(0, "1000"),
+        node_with(6, "300"),
+        edge_with(0, "4096"),
+        // Spaces: the two-pass path reads them.
+        node_with(1, " 3"),
+        edge_with(1, "2 "),
+    ];
+    let refused = [
+        // Past 32 bits: refused, with the reference's words.
+        node_with(1, "4294967296"),
+        node_with(2, "4294967296"),
+        node_with(4, "4294967296"),
+        edge_with(1, "4294967296"),
+        // Into the middle of a node, and past the last one.
+        edge_with(2, "15"),
+        edge_with(2, "21007"),
+        // Past 2^63, and a letter in the last field of a record.
+        edge_with(2, "99999999999999999999"),
+        node_with(6, "1x"),
+    ];
+    for (i, changed) in ok.iter().enumerate() {
+        assert_ne!(changed, &text, "ok case {i} changed nothing");
+        let one = one_pass(changed).unwrap();
+        for (threads, block) in [(1, 4096), (2, 4096), (2, 1 << 20)] {
+            assert_same(&one, &parse(changed, threads, block).unwrap());
+        }
+    }
+    for (i, changed) in refused.iter().enumerate() {
+        assert_ne!(changed, &text, "refused case {i} changed nothing");
+        let one = one_pass(changed).expect_err("an error").to_string();
+        for (threads, block) in [(1, 4096), (2, 4096), (2, 1 << 20)] {
+            let many = parse(changed, threads, block)
+                .expect_err("an error")
+                .to_string();
+            assert_eq!(
+                one, many,
+                "refused case {i}, {threads} threads, blocks of {block}"
+            );
+        }
     }
 }

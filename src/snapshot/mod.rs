@@ -15,6 +15,7 @@ mod classes;
 mod diff;
 mod dominators;
 mod edge_index;
+mod fused;
 mod graph;
 mod growth;
 mod holder;

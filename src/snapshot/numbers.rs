@@ -1,7 +1,8 @@
-//! The numbers of a piece of array text: the block parser's first pass
-//! (`blocks.rs`), the loop the whole engine's speed rests on, hence
-//! written by hand. Its grammar and errors are `Scanner::uint_array`'s,
-//! which the tests compare it with.
+//! The numbers of a piece of array text: the first of the block parser's
+//! two passes (`blocks.rs`), for what its records' fast path (`fused.rs`)
+//! leaves, and that fast path's number reader. Written by hand: the
+//! per-number work is what the whole engine's speed rests on. The grammar
+//! and errors are `Scanner::uint_array`'s, which the tests compare it with.
 
 use super::SnapshotParseError;
 
@@ -12,6 +13,27 @@ fn is_space(b: u8) -> bool {
 /// Bytes the scanner's fast path looks at for one number: 19 digits, a
 /// newline and a comma fit.
 const FAST_WINDOW: usize = 24;
+
+/// The number at `i` and where the next one starts, if the scanner's fast
+/// path takes it: digits (at most 19) then `,` or `\n,`, all within the
+/// window. V8 writes every number but an array's last so.
+#[inline(always)]
+pub(super) fn fast_number(bytes: &[u8], i: usize) -> Option<(u64, usize)> {
+    let w: &[u8; FAST_WINDOW] = bytes.get(i..i + FAST_WINDOW)?.try_into().ok()?;
+    let mut k = 0;
+    let mut value: u64 = 0;
+    while k < 19 && w[k].is_ascii_digit() {
+        value = value * 10 + u64::from(w[k] - b'0');
+        k += 1;
+    }
+    let separator = match (w[k], w[k + 1]) {
+        _ if k == 0 => return None,
+        (b',', _) => 1,
+        (b'\n', b',') => 2,
+        _ => return None,
+    };
+    Some((value, i + k + separator))
+}
 
 /// Text of an array that ends after a comma, unless the array ends with it.
 pub(super) struct Piece<'t> {
@@ -47,23 +69,10 @@ pub(super) fn scan_numbers(
     numbers.reserve(n / 2 + 1);
     let room = numbers.spare_capacity_mut();
     let mut found = 0;
-    while i + FAST_WINDOW <= n {
-        let w: &[u8; FAST_WINDOW] = bytes[i..i + FAST_WINDOW].try_into().expect("window");
-        let mut k = 0;
-        let mut value: u64 = 0;
-        while k < 19 && w[k].is_ascii_digit() {
-            value = value * 10 + u64::from(w[k] - b'0');
-            k += 1;
-        }
-        let separator = match (w[k], w[k + 1]) {
-            _ if k == 0 => break,
-            (b',', _) => 1,
-            (b'\n', b',') => 2,
-            _ => break,
-        };
+    while let Some((value, next)) = fast_number(bytes, i) {
         room[found].write(value);
         found += 1;
-        i += k + separator;
+        i = next;
     }
     // SAFETY: the first `found` slots past the length were written above.
     unsafe { numbers.set_len(numbers.len() + found) };

@@ -55,10 +55,18 @@ fn position(fields: &[String], name: &str, what: &str) -> Result<usize, Snapshot
     })
 }
 
-fn type_names(types: &[serde_json::Value], what: &str) -> Result<Vec<String>, SnapshotParseError> {
+/// The type names of the `type` field: at its place in `types`, where the
+/// layout puts it (V8 puts it first), or else the first list there (files
+/// written by hand that list the types first whatever the order).
+fn type_names(
+    types: &[serde_json::Value],
+    at: usize,
+    what: &str,
+) -> Result<Vec<String>, SnapshotParseError> {
     types
-        .first()
+        .get(at)
         .and_then(|t| t.as_array())
+        .or_else(|| types.iter().find_map(|t| t.as_array()))
         .map(|names| {
             names
                 .iter()
@@ -67,7 +75,7 @@ fn type_names(types: &[serde_json::Value], what: &str) -> Result<Vec<String>, Sn
         })
         .ok_or_else(|| {
             SnapshotParseError::Format(format!(
-                "snapshot.meta.{what}[0] is not a list of type names"
+                "snapshot.meta.{what}[{at}] is not a list of type names"
             ))
         })
 }
@@ -76,23 +84,25 @@ impl Layout {
     fn from_meta(meta: &Meta) -> Result<Layout, SnapshotParseError> {
         let nf = &meta.node_fields;
         let ef = &meta.edge_fields;
+        let node_type = position(nf, "type", "node_fields")?;
+        let edge_type = position(ef, "type", "edge_fields")?;
         Ok(Layout {
             node_width: nf.len(),
-            node_type: position(nf, "type", "node_fields")?,
+            node_type,
             node_name: position(nf, "name", "node_fields")?,
             node_id: position(nf, "id", "node_fields")?,
             self_size: position(nf, "self_size", "node_fields")?,
             edge_count: position(nf, "edge_count", "node_fields")?,
             detachedness: nf.iter().position(|f| f == "detachedness"),
             edge_width: ef.len(),
-            edge_type: position(ef, "type", "edge_fields")?,
+            edge_type,
             edge_name: position(ef, "name_or_index", "edge_fields")?,
             edge_to: position(ef, "to_node", "edge_fields")?,
-            node_types: type_names(&meta.node_types, "node_types")?
+            node_types: type_names(&meta.node_types, node_type, "node_types")?
                 .iter()
                 .map(|n| NodeType::from_name(n))
                 .collect(),
-            edge_types: type_names(&meta.edge_types, "edge_types")?
+            edge_types: type_names(&meta.edge_types, edge_type, "edge_types")?
                 .iter()
                 .map(|n| EdgeType::from_name(n))
                 .collect(),

@@ -22,15 +22,15 @@ const COLUMNS: usize = 9;
 /// One block's stretch of each column it fills.
 #[derive(Default)]
 pub(super) struct Slots<'a> {
-    node_type: &'a mut [MaybeUninit<u8>],
-    node_name: &'a mut [MaybeUninit<StringId>],
-    node_id: &'a mut [MaybeUninit<u32>],
-    self_size: &'a mut [MaybeUninit<u32>],
-    edge_count: &'a mut [MaybeUninit<u32>],
-    detachedness: &'a mut [MaybeUninit<u8>],
-    edge_type: &'a mut [MaybeUninit<u8>],
-    edge_name: &'a mut [MaybeUninit<u32>],
-    edge_to: &'a mut [MaybeUninit<NodeId>],
+    pub(super) node_type: &'a mut [MaybeUninit<u8>],
+    pub(super) node_name: &'a mut [MaybeUninit<StringId>],
+    pub(super) node_id: &'a mut [MaybeUninit<u32>],
+    pub(super) self_size: &'a mut [MaybeUninit<u32>],
+    pub(super) edge_count: &'a mut [MaybeUninit<u32>],
+    pub(super) detachedness: &'a mut [MaybeUninit<u8>],
+    pub(super) edge_type: &'a mut [MaybeUninit<u8>],
+    pub(super) edge_name: &'a mut [MaybeUninit<u32>],
+    pub(super) edge_to: &'a mut [MaybeUninit<NodeId>],
 }
 
 fn column_of(slot: Slot) -> Option<usize> {
