@@ -368,7 +368,7 @@ fn worker_lost() -> SnapshotParseError {
 /// Parses one block: whole records straight into their columns while
 /// the text is regular (`fused.rs`), and the rest (the numbers before the
 /// block's first whole record, anything irregular and after it, the
-/// block's last bytes) a piece at a time in `parse_pieces`.
+/// block's last bytes) a piece at a time (`Part::pieces`).
 fn parse_block(
     job: Job<'_>,
     layout: &Records,
