@@ -342,3 +342,26 @@ fn irregular_records_deep_in_a_block_leave_the_fast_path_alike() {
         }
     }
 }
+
+#[test]
+fn a_name_past_every_string_is_refused_when_only_shown_strings_are_kept() {
+    // `inspect` marks the strings to keep before it reads them; a name
+    // past what the file could hold is left out of that set (it would
+    // have grown to the name) and refused once the strings are counted.
+    let text = snapshot(300).replacen("\"edges\":[2,0,7", "\"edges\":[2,4294967295,7", 1);
+    for threads in [1, 2] {
+        let options = ParseOptions {
+            threads,
+            block_size: 64,
+            only_shown_strings: true,
+            ..ParseOptions::default()
+        };
+        let error = parse_with(text.as_bytes(), Some(text.len() as u64), options)
+            .expect_err("a name past the strings")
+            .to_string();
+        assert!(
+            error.contains("edge 0 names string 4294967295, past the 5 strings"),
+            "{threads} threads: {error}"
+        );
+    }
+}

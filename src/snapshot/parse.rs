@@ -212,7 +212,9 @@ pub fn parse_with<R: Read>(
                     seen_edges = true;
                 }
                 b"strings" => {
-                    let only_shown = options.only_shown_strings && seen_edges;
+                    let left = total_bytes.map(|t| t.saturating_sub(scan.offset()));
+                    let only_shown =
+                        (options.only_shown_strings && seen_edges).then(|| most_strings(left));
                     let _p = super::phases::Phase::start("strings and edge index");
                     if options.threads > 1 && seen_edges && beside.is_none() {
                         beside = Some(read_strings_beside_index(
@@ -395,10 +397,21 @@ fn read_edges<R: Read>(
 }
 
 /// The strings to keep, when only those are kept (`ParseOptions`).
-fn shown_strings(graph: &HeapGraph, only_shown: bool) -> Option<ShownStrings> {
-    only_shown.then(|| {
+/// The strings to keep (`shown.rs`) when only those are asked for: then
+/// `only_shown` holds the most strings the rest of the input can hold.
+fn shown_strings(graph: &HeapGraph, only_shown: Option<u32>) -> Option<ShownStrings> {
+    only_shown.map(|most| {
         let _p = super::phases::Phase::start("strings shown");
-        ShownStrings::of(graph)
+        ShownStrings::of(graph, most)
+    })
+}
+
+/// The most strings `bytes_left` of input can hold (each takes at least
+/// its two quotes): no string id from here up can be valid. Unbounded for
+/// a stream of unknown size.
+fn most_strings(bytes_left: Option<u64>) -> u32 {
+    bytes_left.map_or(u32::MAX, |left| {
+        u32::try_from(left / 2 + 1).unwrap_or(u32::MAX)
     })
 }
 
@@ -427,13 +440,14 @@ fn read_strings<R: Read>(
 
 /// Reads the strings while another core indexes the edges; the index's
 /// and the names' outcomes are returned for `finish` to report in its
-/// usual order. With `only_shown`, the strings to keep are marked on this
-/// thread first, already beside the index (the longer of the two).
+/// usual order. With `only_shown` (the most strings the input can hold),
+/// the strings to keep are marked on this thread first, already beside
+/// the index (the longer of the two).
 fn read_strings_beside_index<R: Read>(
     scan: &mut Scanner<R>,
     graph: &mut HeapGraph,
     edge_counts: Vec<u32>,
-    only_shown: bool,
+    only_shown: Option<u32>,
 ) -> Result<Beside, SnapshotParseError> {
     let mut strings = std::mem::take(&mut graph.strings);
     let graph_read = &*graph;
