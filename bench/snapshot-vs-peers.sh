@@ -52,6 +52,11 @@ report() { # NAME LABEL
   local f="$dir/$1.txt"
   printf '  %-34s %7.3f s  %7s MB peak  exit %s\n' "$2" "$(cut -d' ' -f1 "$f" | median)" "$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | sort -u | tr '\n' ' ')"
 }
+# The VM may page out the snapshots' cached pages between rounds (DAMON's
+# pageout of idle memory, BENCHMARKS.md): each round reads its files once
+# before the first tool, so that no tool, leakcheck always being first,
+# pays for reading them back from disk.
+warm() { cat "$@" >/dev/null; }
 ratio() { # FAST SLOW LABEL: how many times faster FAST's median is
   local fast slow
   fast=$(cut -d' ' -f1 "$dir/$1.txt" | median)
@@ -64,6 +69,7 @@ echo "machine: $(nproc) cores, node $(node --version), $(date -u +%F)"
 rm -f "$dir"/*.txt
 echo "pair: $(size_mb "$dir/pair-9.heapsnapshot") MB + $(size_mb "$dir/pair-60.heapsnapshot") MB, median of $runs"
 for _ in $(seq "$runs"); do
+  warm "$dir/pair-9.heapsnapshot" "$dir/pair-60.heapsnapshot"
   measure lc_pair "$leakcheck" diff "$dir/pair-9.heapsnapshot" "$dir/pair-60.heapsnapshot"
   measure seedlike_pair node --max-old-space-size=20000 "$here/seedlike-snapdiff.mjs" "$dir/pair-9.heapsnapshot" "$dir/pair-60.heapsnapshot"
   measure seed_pair node --max-old-space-size=20000 "$dir/seed/snapdiff.mjs" "$dir/pair-9.heapsnapshot" "$dir/pair-60.heapsnapshot"
@@ -75,6 +81,7 @@ ratio lc_pair seed_pair "leakcheck diff vs the seed's snapdiff.mjs"
 
 echo "big: $(size_mb "$dir/big-440.heapsnapshot") MB, median of $runs"
 for _ in $(seq "$runs"); do
+  warm "$dir/big-440.heapsnapshot"
   measure lc_440 "$leakcheck" inspect "$dir/big-440.heapsnapshot"
   measure lc_440_one "$leakcheck" inspect -j 1 "$dir/big-440.heapsnapshot"
   if [ -n "${HEAP_SNAPSHOT:-}" ]; then
@@ -98,6 +105,7 @@ fi
 if [ -n "${SKIP_HUGE:-}" ]; then exit 0; fi
 
 echo "big: $(size_mb "$dir/big-500.heapsnapshot") MB, one run each"
+warm "$dir/big-500.heapsnapshot"
 measure lc_big "$leakcheck" inspect "$dir/big-500.heapsnapshot"
 grep -h "parsed in" "$dir/lc_big.err" | sed 's/^/    /'
 report lc_big "leakcheck inspect"
@@ -105,6 +113,7 @@ measure memlab_big node --max-old-space-size=20000 "$here/memlab-parse.cjs" "$di
 report memlab_big "memlab (load + dominators)"
 
 echo "huge: $(size_mb "$dir/huge-1100.heapsnapshot") MB, one run each"
+warm "$dir/huge-1100.heapsnapshot"
 measure lc_huge "$leakcheck" inspect "$dir/huge-1100.heapsnapshot"
 grep -h "parsed in" "$dir/lc_huge.err" | sed 's/^/    /'
 report lc_huge "leakcheck inspect"
