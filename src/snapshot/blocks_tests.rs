@@ -285,19 +285,15 @@ fn irregular_records_deep_in_a_block_leave_the_fast_path_alike() {
     let n = node_at(2100);
     // An even edge: a property, named by a string.
     let e = edge_at(3099);
-    let node_fields: Vec<&str> = text[record_at(n).0..record_at(n).1].split(',').collect();
-    let node_with = |field: usize, value: &str| {
-        let mut fields = node_fields.clone();
+    // The text with field `field` of the record at `at` set to `value`.
+    let with_field = |at: usize, field: usize, value: &str| {
+        let (start, end) = record_at(at);
+        let mut fields: Vec<&str> = text[start..end].split(',').collect();
         fields[field] = value;
-        replace_record(n, &fields.join(","))
+        replace_record(at, &fields.join(","))
     };
-    let (edge_start, edge_end) = record_at(e);
-    let edge_fields: Vec<&str> = text[edge_start..edge_end].split(',').collect();
-    let edge_with = |field: usize, value: &str| {
-        let mut fields = edge_fields.clone();
-        fields[field] = value;
-        replace_record(e, &fields.join(","))
-    };
+    let node_with = |field, value| with_field(n, field, value);
+    let edge_with = |field, value| with_field(e, field, value);
     let ok = [
         // Saturated or clamped, not refused.
         node_with(3, "1099511627776"),

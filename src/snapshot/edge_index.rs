@@ -3,7 +3,7 @@
 //! the checks that the sections agree.
 
 use super::SnapshotParseError;
-use super::graph::{EdgeType, HeapGraph, NodeId};
+use super::graph::{HeapGraph, NodeId};
 use super::parse::too_big;
 
 /// The edge offsets and the reverse index, built beside the strings.
@@ -75,15 +75,10 @@ pub(super) fn check_names(graph: &HeapGraph, strings: u32) -> Result<(), Snapsho
     }
     // Per raw type: all ones where the name is a string id, zero where it
     // is an index, so `name & mask` keeps the ids alone.
-    let mut mask = [0u32; 256];
-    for (raw, m) in mask.iter_mut().enumerate() {
-        let t = graph
-            .edge_type_table
-            .get(raw)
-            .copied()
-            .unwrap_or(EdgeType::Other);
-        *m = if t.name_is_index() { 0 } else { u32::MAX };
-    }
+    let mask = graph.string_named_edge_types().map(|named| match named {
+        true => u32::MAX,
+        false => 0,
+    });
     let names = graph.edge_type.iter().zip(&graph.edge_name);
     let largest = names
         .clone()

@@ -367,6 +367,13 @@ impl HeapGraph {
             .unwrap_or(EdgeType::Other)
     }
 
+    /// Per raw edge type, whether its name is a string id (all but element
+    /// and hidden edges, whose name is an index): one lookup an edge in
+    /// the loops over every edge that read names.
+    pub(super) fn string_named_edge_types(&self) -> [bool; 256] {
+        std::array::from_fn(|raw| !self.edge_type_of_raw(raw as u8).name_is_index())
+    }
+
     /// Whether edge `e`, from `from`, keeps its target alive (the table's
     /// answer to `is_essential`).
     #[inline]

@@ -14,7 +14,7 @@
 //! index beside the strings bounds that phase. `diff` keeps everything:
 //! the method's tally counts strings by value.
 
-use super::graph::{EdgeType, HeapGraph, NodeType};
+use super::graph::{HeapGraph, NodeType};
 
 /// String ids, one bit each.
 pub(super) struct ShownStrings {
@@ -36,18 +36,13 @@ impl ShownStrings {
     /// malformed file naming string 2^32 − 1 grew the set to 512 MB.
     pub(super) fn of(graph: &HeapGraph, most: u32) -> ShownStrings {
         // Per raw type: one table lookup a node or edge in the loops.
-        let mut value_type = [false; 256];
-        let mut named_edge = [false; 256];
-        for raw in 0..=255u8 {
-            value_type[raw as usize] = matches!(
-                graph.node_type_of_raw(raw),
+        let value_type: [bool; 256] = std::array::from_fn(|raw| {
+            matches!(
+                graph.node_type_of_raw(raw as u8),
                 NodeType::String | NodeType::ConcatenatedString | NodeType::SlicedString
-            );
-            named_edge[raw as usize] = !matches!(
-                graph.edge_type_of_raw(raw),
-                EdgeType::Element | EdgeType::Hidden
-            );
-        }
+            )
+        });
+        let named_edge = graph.string_named_edge_types();
         let mut shown = ShownStrings {
             words: Vec::new(),
             most,
@@ -86,7 +81,7 @@ impl ShownStrings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::graph::StringId;
+    use crate::snapshot::graph::{EdgeType, StringId};
 
     #[test]
     fn names_past_what_the_input_can_hold_do_not_grow_the_set() {
