@@ -8,7 +8,7 @@ use super::diff::{Before, compare_classes, new_nodes};
 use super::dominators::Dominators;
 use super::graph::{HeapGraph, NodeId};
 use super::growth::{GrowthRow, grew_by_self_size};
-use super::holder::{Found, describe_holder, tally_holders};
+use super::holder::{Found, HolderScratch, describe_holder, tally_holders};
 use super::paths::{Distances, Paths};
 use std::collections::HashMap;
 
@@ -329,11 +329,22 @@ pub fn diff_graph(
             }
         };
         let p = super::phases::Phase::start("holder tallies");
+        let mut scratch = HolderScratch::new(graph_read);
         let found: Vec<Found> = classes
             .iter()
             .filter(|r| r.alloc_size > 0)
             .take(HOLDER_CLASSES)
-            .flat_map(|row| tally_holders(graph_read, &dominators, &classes_b, &new, &row.class, 1))
+            .flat_map(|row| {
+                tally_holders(
+                    graph_read,
+                    &dominators,
+                    &classes_b,
+                    &new,
+                    &row.class,
+                    1,
+                    &mut scratch,
+                )
+            })
             .collect();
         drop(p);
         let (grew, paths) = side
