@@ -50,7 +50,7 @@ impl Dominators {
         }
         order.dfn = Vec::new();
         let parent = std::mem::take(&mut order.parent);
-        let (mut idom_dfn, forest) = semidominators_to_idoms(&order, retainers, parent);
+        let (mut idom_dfn, forest) = semidominators_to_idoms(&order, retainers, parent, threads);
         idom_dfn[0] = 0;
         drop(p);
         let _p = super::phases::Phase::start("idom to nodes, retained");
@@ -236,11 +236,14 @@ struct Visit {
 /// no buckets, and the idoms overwrite the parent array in place, which
 /// saves 12 bytes a node over the bucket version at the engine's peak.
 /// Returns idom by DFS number, and the forest's memory for the retained
-/// sizes (`retained_sizes`).
+/// sizes (`retained_sizes`). The reverse index is freed once read: on a
+/// thread of its own when `threads` > 1, here with one (`-j 1` starts no
+/// thread for it).
 fn semidominators_to_idoms(
     order: &DfsOrder,
     retainers: Retainers,
     mut parent: Vec<u32>,
+    threads: usize,
 ) -> (Vec<u32>, Vec<Link>) {
     let n = order.vertex.len();
     let mut semi: Vec<u32> = vec![0; n];
@@ -268,7 +271,11 @@ fn semidominators_to_idoms(
             best: semi_w,
         };
     }
-    super::reuse::free_beside(retainers);
+    if threads > 1 {
+        super::reuse::free_beside(retainers);
+    } else {
+        drop(retainers);
+    }
     // parent[w] becomes idom[w]: every x < w already holds its idom.
     for w in 1..n {
         let mut candidate = parent[w];
