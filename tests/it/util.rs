@@ -24,13 +24,27 @@ pub fn repo_path(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
-/// A port that was free a moment ago.
+/// Ports handed to test targets: below Linux's ephemeral range (32768–
+/// 60999). A port the kernel picked for `bind(0)` lies in that range, so
+/// between this check and the target's own bind an outgoing connection of
+/// another test running at the same time (a load generator opens hundreds)
+/// could take it as its local port, and the target would not start.
+const TARGET_PORTS: std::ops::Range<u16> = 20_000..32_000;
+
+/// A port that was free a moment ago, picked at random in `TARGET_PORTS`
+/// (random per process, so tests running side by side rarely try the same).
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::hash::{BuildHasher, RandomState};
+    let random = RandomState::new();
+    let span = u64::from(TARGET_PORTS.end - TARGET_PORTS.start);
+    for attempt in 0..1000u32 {
+        let port =
+            TARGET_PORTS.start + (random.hash_one((std::process::id(), attempt)) % span) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {TARGET_PORTS:?} after 1000 tries");
 }
 
 pub fn port_is_free(port: u16) -> bool {
@@ -433,4 +447,18 @@ pub fn validate(json_text: &str) {
         "the result does not match schema.json:\n{}",
         errors.join("\n")
     );
+}
+
+#[test]
+fn free_ports_lie_below_the_ephemeral_range_and_can_be_bound() {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .expect("Linux's ephemeral port range");
+    let ephemeral_start: u16 = range.split_whitespace().next().unwrap().parse().unwrap();
+    let ports: Vec<u16> = (0..20).map(|_| free_port()).collect();
+    for port in &ports {
+        assert!(*port < ephemeral_start, "{port} is in the ephemeral range");
+        TcpListener::bind(("127.0.0.1", *port)).expect("a free port binds");
+    }
+    let distinct: std::collections::HashSet<_> = ports.iter().collect();
+    assert!(distinct.len() > 15, "ports barely vary: {ports:?}");
 }
