@@ -1,7 +1,8 @@
 //! The holders' tally on a linked list that grew by one link a request
 //! (`list = { prev: list }`), the chain where each new link dominates the
 //! older ones: the holder is the old object whose slot keeps the newest
-//! link, and each link is climbed through once, not once per newer link.
+//! link, and each link is climbed through a bounded number of times, not
+//! once per newer link.
 
 use super::*;
 use crate::snapshot::{Before, parse};
@@ -43,7 +44,7 @@ fn chain_snapshot(links: u32) -> String {
 }
 
 #[test]
-fn a_grown_chain_is_held_by_the_old_object_and_climbed_once_per_link() {
+fn a_grown_chain_is_held_by_the_old_object_and_each_link_climbed_a_bounded_number_of_times() {
     const OLD_LINKS: u32 = 3;
     const LINKS: u32 = 3_000;
     let before = Before::summarise(parse(chain_snapshot(OLD_LINKS).as_bytes()).unwrap());
@@ -73,7 +74,7 @@ fn a_grown_chain_is_held_by_the_old_object_and_climbed_once_per_link() {
     assert_eq!(graph.edge_name_str(slot), Some("list"));
     let new_links = (LINKS - OLD_LINKS) as usize;
     assert!(
-        scratch.steps <= 2 * new_links,
+        scratch.steps <= (PLAIN_STEPS + 2) * new_links,
         "{} steps climbed for {new_links} new links",
         scratch.steps
     );
