@@ -1,5 +1,5 @@
 //! The snapshot engine on snapshots written by real Node in the test run:
-//! the holder named for five kinds of leak, figures equal to an independent
+//! the holder named for six kinds of leak, figures equal to an independent
 //! JavaScript oracle (another dominator algorithm), and a truncated file
 //! refused with its byte offset.
 
@@ -111,6 +111,21 @@ fn names_closures_held_by_timers() {
         .expect("Timeout grew");
     assert_eq!(holder["kind"], "timer list", "{holder:#}");
     assert_eq!(holder["holder_class"], "TimersList");
+}
+
+#[test]
+fn names_variables_replaced_by_chains_that_keep_the_old_value() {
+    // Each new link dominates the older ones: the holder's search climbs
+    // those chains (a unit test in holder_tests.rs bounds the climb).
+    const LINKS: u64 = 20_000;
+    let (_dir, before, after) = scenario("chains.mjs", LINKS as u32);
+    let json = diff(&before, &after);
+    for variable in ["list", "handler"] {
+        let holder = holder_named(&json, variable);
+        assert_eq!(holder["kind"], "closure or module variable", "{holder:#}");
+        assert_eq!(holder["slot"], variable, "{holder:#}");
+        assert!(holder["objects"].as_u64().unwrap() >= LINKS, "{holder:#}");
+    }
 }
 
 /// The oracle's figures for one snapshot file.
