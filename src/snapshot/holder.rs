@@ -47,8 +47,8 @@ pub struct Found {
 ///   records has one per record: a hash map of them was most of the
 ///   holders' time). Each tally leaves it zeroed again, touching only the
 ///   slots it used, so one array serves every class.
-/// - `new_top`: for a new node already climbed from, the top of its new
-///   subtree, plus one (0: not known yet). A new object's holder is found
+/// - `new_top`: for a new node a long climb went through, the top of its
+///   new subtree, plus one (0: not known yet). A new object's holder is found
 ///   by climbing the dominator tree through new objects; in a chain that
 ///   grew by one link a request (`list = { prev: list }`) each link
 ///   dominates the older ones, and climbing from every link afresh was

@@ -14,7 +14,7 @@ use crate::snapshot::{Before, parse};
 fn chain_snapshot(links: u32) -> String {
     const FIELDS: u32 = 5;
     // Nodes: root 0, holder 1, link k at 2 + k.
-    let mut nodes = vec![format!("9,1,1,0,1"), format!("3,2,3,16,1")];
+    let mut nodes = vec!["9,1,1,0,1".to_string(), "3,2,3,16,1".to_string()];
     let mut edges = vec![
         format!("2,3,{}", FIELDS),
         format!("2,4,{}", FIELDS * (links + 1)),
