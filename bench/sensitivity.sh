@@ -11,13 +11,16 @@
 # false alarms on the routes that keep nothing; the median requests to a
 # verdict; the median wall time of a whole run of each target.
 # usage: bench/sensitivity.sh [RUNS] [FIXED_REQUESTS] [FIXED_CYCLES]
+# SENSITIVITY_KEEP=DIR copies every run's JSON and wall times there, so runs
+# of several invocations can be pooled later.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-10}
 requests=${2:-20000}
 cycles=${3:-3}
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+keep=${SENSITIVITY_KEEP:-}
+trap 'if [ -n "$keep" ]; then mkdir -p "$keep" && cp -r "$work"/. "$keep"/; fi; rm -rf "$work"' EXIT
 (cd "$here/.." && cargo build --release -q)
 leakcheck="$here/../target/release/leakcheck"
 rows=(/small '/small?every=2' '/small?every=4' /churn /bounded-cache /temp-big)
