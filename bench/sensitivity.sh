@@ -11,8 +11,8 @@
 # false alarms on the routes that keep nothing; the median requests to a
 # verdict; the median wall time of a whole run of each target.
 # usage: bench/sensitivity.sh [RUNS] [FIXED_REQUESTS] [FIXED_CYCLES]
-# SENSITIVITY_KEEP=DIR copies every run's JSON and wall times there, so runs
-# of several invocations can be pooled later.
+# SENSITIVITY_KEEP=DIR copies every run's JSON and wall times there (the
+# table only gives medians; the per-run counts are read from those files).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-10}
