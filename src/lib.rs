@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
-use commands::run::RunEnd;
+use commands::frame::RunEnd;
 
 /// Exit code: no retention found.
 pub const EXIT_CLEAN: u8 = 0;
@@ -44,8 +44,8 @@ pub fn run() -> ExitCode {
     let outcome = match cli.command {
         // The snapshot commands are plain threads on files: no runtime to
         // start and stop around them.
-        Command::Inspect(args) => commands::heap::inspect(args).map(clean),
-        Command::Diff(args) => commands::heap::diff(args).map(clean),
+        Command::Inspect(args) => commands::heap::inspect(args.into_props()).map(clean),
+        Command::Diff(args) => commands::heap::diff(args.into_props()).map(clean),
         command => run_async(command),
     };
     match outcome {
@@ -75,7 +75,7 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
         match command {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
             Command::Soak(args) => commands::run::run(args.into_props()?).await,
-            Command::Page(args) => commands::run::page::run(args.into_props()?).await,
+            Command::Page(args) => commands::page::run(args.into_props()?).await,
             Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),

@@ -98,6 +98,20 @@ pub fn private_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// `/leak?x=1` → `leak_x_1`, for the names of snapshot and log files.
+pub fn file_label(route: &str) -> String {
+    let label: String = route
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let label = label.trim_matches('_').to_string();
+    if label.is_empty() {
+        "root".to_string()
+    } else {
+        label
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 #![no_main]
 //! Any bytes: response head parsing and chunked framing never panic.
-use leakcheck::load::response::{ChunkedDecoder, parse_head};
+use leakcheck::net::response::{ChunkedDecoder, parse_head};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -36,3 +36,47 @@ pub struct DiffArgs {
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 }
+
+/// `inspect`'s choices, free of clap.
+#[derive(Debug, Clone)]
+pub struct InspectProps {
+    pub snapshot: std::path::PathBuf,
+    pub top: usize,
+    pub json: Option<OutputTarget>,
+    /// Parser threads; `None` for one per core.
+    pub threads: Option<u16>,
+}
+
+/// `diff`'s choices, free of clap.
+#[derive(Debug, Clone)]
+pub struct DiffProps {
+    pub before: std::path::PathBuf,
+    pub after: std::path::PathBuf,
+    pub top: usize,
+    pub json: Option<OutputTarget>,
+    /// Parser threads; `None` for one per core.
+    pub threads: Option<u16>,
+}
+
+impl InspectArgs {
+    pub fn into_props(self) -> InspectProps {
+        InspectProps {
+            snapshot: self.snapshot,
+            top: self.top,
+            json: self.json,
+            threads: self.threads,
+        }
+    }
+}
+
+impl DiffArgs {
+    pub fn into_props(self) -> DiffProps {
+        DiffProps {
+            before: self.before,
+            after: self.after,
+            top: self.top,
+            json: self.json,
+            threads: self.threads,
+        }
+    }
+}

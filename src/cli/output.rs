@@ -2,6 +2,7 @@
 
 use clap::Args;
 
+pub use crate::report::OutputProps;
 use crate::report::OutputTarget;
 
 /// Where results go besides the terminal, and what they are compared with.
@@ -18,17 +19,6 @@ pub struct OutputArgs {
     pub baseline: Option<String>,
     /// How much growth against --baseline is tolerated, in percent.
     #[arg(long, value_name = "PERCENT", default_value_t = 20.0)]
-    pub tolerance: f64,
-}
-
-/// Output choices as plain values.
-#[derive(Debug, Clone, Default)]
-pub struct OutputProps {
-    pub json: Option<OutputTarget>,
-    pub html: Option<OutputTarget>,
-    pub markdown: Option<OutputTarget>,
-    pub baseline: Option<String>,
-    /// A fraction (0.2 for 20 %).
     pub tolerance: f64,
 }
 

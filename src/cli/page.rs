@@ -11,6 +11,8 @@ use super::{OutputArgs, OutputProps};
 use crate::page::Action;
 use crate::report::OutputTarget;
 use crate::units::{parse_bytes, parse_count, parse_duration};
+use crate::verdict::budget::{Asked, Cycles, PAGE, schedule};
+use crate::verdict::sequential::SequentialPlan;
 
 #[derive(Debug, Args)]
 pub struct PageArgs {
@@ -21,12 +23,31 @@ pub struct PageArgs {
     /// wait-for SELECTOR, eval JS.
     #[arg(long = "action", value_name = "ACTION", required = true)]
     pub actions: Vec<String>,
-    /// Measured cycles (the first is warm-up, as for servers).
-    #[arg(long, default_value_t = 3)]
-    pub cycles: u32,
-    /// Iterations of the action list per cycle.
-    #[arg(short = 'n', long = "iterations", default_value = "50", value_parser = parse_count)]
-    pub iterations: u64,
+    /// Cycles of iterations, each followed by a forced collection; `auto`
+    /// repeats small cycles until the verdict is decided, as `run` does
+    /// [default: auto, or 3 when -n is given].
+    #[arg(long, value_name = "N|auto")]
+    pub cycles: Option<Cycles>,
+    /// Iterations of the action list per cycle [default: 50, or 25 with
+    /// --cycles auto].
+    #[arg(short = 'n', long = "iterations", value_parser = parse_count)]
+    pub iterations: Option<u64>,
+    /// With --cycles auto: a page whose retention is bounded below this
+    /// many bytes per iteration keeps nothing [default: what 3 × 200
+    /// iterations resolve, 1.6 KB].
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub resolution: Option<f64>,
+    /// With --cycles auto: the most iterations; when they run out, the
+    /// verdict is the fixed method's over the same readings [default: 600].
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub max_iterations: Option<u64>,
+    /// How long every iteration may fail before the cycle is cut short
+    /// and the page reported as no longer working.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Do not read the page's main-thread delay and busy share per cycle.
+    #[arg(long)]
+    pub no_loop_stats: bool,
     /// The browser to start (default: chromium, chromium-browser or
     /// google-chrome from the PATH).
     #[arg(long, value_name = "PATH", conflicts_with = "connect")]
@@ -63,8 +84,13 @@ pub struct PageArgs {
 pub struct PageProps {
     pub url: String,
     pub actions: Vec<Action>,
+    /// Cycles; with `sequential`, the most the budget allows.
     pub cycles: u32,
     pub iterations: u64,
+    /// `--cycles auto`: stop when the verdict is decided.
+    pub sequential: Option<SequentialPlan>,
+    pub timeout: Duration,
+    pub loop_stats: bool,
     pub chrome: Option<PathBuf>,
     pub connect: Option<String>,
     pub output: OutputProps,
@@ -82,14 +108,23 @@ impl PageArgs {
             .iter()
             .map(|a| Action::parse(a))
             .collect::<Result<Vec<_>, _>>()?;
-        if self.cycles == 0 || self.iterations == 0 {
-            anyhow::bail!("--cycles and -n must be at least 1");
-        }
+        let schedule = schedule(
+            &PAGE,
+            Asked {
+                cycles: self.cycles,
+                per_cycle: self.iterations,
+                resolution: self.resolution,
+                max_units: self.max_iterations,
+            },
+        )?;
         Ok(PageProps {
             url: self.url,
             actions,
-            cycles: self.cycles,
-            iterations: self.iterations,
+            cycles: schedule.cycles,
+            iterations: schedule.per_cycle,
+            sequential: schedule.sequential,
+            timeout: self.timeout,
+            loop_stats: !self.no_loop_stats,
             chrome: self.chrome,
             connect: self.connect,
             output: self.output.into_props(self.json)?,

@@ -41,40 +41,7 @@ pub struct RequestArgs {
     pub abort: f64,
 }
 
-/// `--cycles`: a fixed count, or small cycles until decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cycles {
-    Fixed(u32),
-    Auto,
-}
-
-fn parse_cycles(text: &str) -> Result<Cycles, String> {
-    if text.eq_ignore_ascii_case("auto") {
-        return Ok(Cycles::Auto);
-    }
-    text.parse::<u32>()
-        .map(Cycles::Fixed)
-        .map_err(|_| format!("{text:?} is neither a number of cycles nor `auto`"))
-}
-
-/// Requests per cycle of the fixed method (METHOD.md).
-pub const METHOD_REQUESTS: u64 = 20_000;
-/// Requests per small cycle of `--cycles auto`: a ≥ 200-byte leak grows
-/// 0.5 MB in one, five heapUsed noise floors, so three of them decide it;
-/// and more readings bound a route that keeps nothing sooner (tuned on
-/// recorded series: 2 500 bounded /churn, a bounded cache and 100 KB of
-/// garbage by 20 000–27 500 requests, 5 000 by 30 000–40 000; see
-/// BENCHMARKS.md, "Sequential cycles").
-pub const AUTO_CYCLE_REQUESTS: u64 = 2_500;
-/// `--max-requests`' default: the fixed method's 3 × 20 000.
-pub const AUTO_MAX_REQUESTS: u64 = 60_000;
-
-/// What `--cycles auto` decides with.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SequentialProps {
-    pub resolution: f64,
-    pub max_requests: u64,
-}
+pub use crate::verdict::budget::Cycles;
 
 /// The schedule of `leakcheck soak`.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,7 +64,7 @@ pub struct RunArgs {
     /// Load cycles per route, each followed by a forced collection; `auto`
     /// repeats small cycles until the verdict is decided (see README,
     /// "Sequential cycles") [default: auto, or 3 when -a is given].
-    #[arg(long, value_name = "N|auto", value_parser = parse_cycles)]
+    #[arg(long, value_name = "N|auto")]
     pub cycles: Option<Cycles>,
     /// Requests per cycle (exact; `20k` works) [default: 20000, or 2500
     /// with --cycles auto].
@@ -282,7 +249,7 @@ pub struct RunProps {
     pub cycles: u32,
     pub requests: u64,
     /// `--cycles auto`: stop when the verdict is decided.
-    pub sequential: Option<SequentialProps>,
+    pub sequential: Option<crate::verdict::sequential::SequentialPlan>,
     pub connections: usize,
     pub request: RequestProps,
     /// JSON, HTML and Markdown files, and the baseline to compare with.
@@ -312,8 +279,19 @@ pub struct RunProps {
 
 impl RunArgs {
     pub fn into_props(self) -> anyhow::Result<RunProps> {
-        let (cycles, requests, sequential) = self.schedule()?;
-        if requests == 0 || self.connections == 0 {
+        use crate::verdict::budget::{Asked, SERVER, schedule};
+        let schedule = schedule(
+            &SERVER,
+            Asked {
+                cycles: self.cycles,
+                per_cycle: self.requests,
+                resolution: self.resolution,
+                max_units: self.max_requests,
+            },
+        )?;
+        let (cycles, requests, sequential) =
+            (schedule.cycles, schedule.per_cycle, schedule.sequential);
+        if self.connections == 0 {
             anyhow::bail!("--requests and --connections must be at least 1");
         }
         crate::limits::check_connections(self.connections)?;
@@ -345,58 +323,6 @@ impl RunArgs {
             command: self.command,
             load_cmd: self.load_cmd,
         })
-    }
-}
-
-impl RunArgs {
-    /// Cycles, requests per cycle and the sequential rule, from
-    /// `--cycles`, `-a`, `--resolution` and `--max-requests`.
-    fn schedule(&self) -> anyhow::Result<(u32, u64, Option<SequentialProps>)> {
-        // A cycle size asks for the method's fixed cycles; nothing asks for
-        // the sequential ones, which decide as the fixed ones do, sooner.
-        let cycles = self.cycles.unwrap_or(match self.requests {
-            Some(_) => Cycles::Fixed(3),
-            None => Cycles::Auto,
-        });
-        match cycles {
-            Cycles::Fixed(0) => {
-                anyhow::bail!("--cycles must be at least 1 (the method needs 3 to tell a trend)")
-            }
-            Cycles::Fixed(n) => {
-                if self.resolution.is_some() || self.max_requests.is_some() {
-                    anyhow::bail!(
-                        "--resolution and --max-requests decide when --cycles auto stops: add \
-                         --cycles auto, or drop them for a fixed number of cycles"
-                    );
-                }
-                Ok((n, self.requests.unwrap_or(METHOD_REQUESTS), None))
-            }
-            Cycles::Auto => {
-                let per_cycle = self.requests.unwrap_or(AUTO_CYCLE_REQUESTS).max(1);
-                let budget = self.max_requests.unwrap_or(AUTO_MAX_REQUESTS);
-                // Looks read the cycles in three groups: the budget is a
-                // whole number of looks.
-                let cycles = (budget / per_cycle / 3 * 3) as u32;
-                if cycles < 3 {
-                    anyhow::bail!(
-                        "--max-requests {budget} holds fewer than 3 cycles of {per_cycle} \
-                         requests: raise it to at least {} or lower --requests",
-                        3 * per_cycle
-                    );
-                }
-                let resolution = self
-                    .resolution
-                    .unwrap_or_else(crate::verdict::sequential::method_resolution);
-                if resolution <= 0.0 {
-                    anyhow::bail!("--resolution must be above 0 bytes per request");
-                }
-                let sequential = SequentialProps {
-                    resolution,
-                    max_requests: u64::from(cycles) * per_cycle,
-                };
-                Ok((cycles, per_cycle, Some(sequential)))
-            }
-        }
     }
 }
 

@@ -53,7 +53,7 @@ impl SoakArgs {
                  cycles an external driver can send"
             );
         }
-        if self.run.cycles == Some(super::run::Cycles::Auto)
+        if self.run.cycles == Some(crate::verdict::budget::Cycles::Auto)
             || self.run.max_requests.is_some()
             || self.run.resolution.is_some()
         {

@@ -1,16 +1,17 @@
 //! `leakcheck inspect` and `leakcheck diff`: the snapshot engine on files.
-//! (clap's argument structs stop here; the engine takes paths and numbers.)
+//! The text tables are the report's (`report::heap`).
 
-use std::fmt::Write;
 use std::time::Instant;
 
-use crate::cli::{DiffArgs, InspectArgs};
+use anyhow::Context;
+
+use crate::cli::{DiffProps, InspectProps};
+use crate::report::heap::{diff_text, inspect_text};
 use crate::report::{emit_summary, pretty_json};
 use crate::snapshot::{
-    BeforeSummary, DiffReport, HeapGraph, InspectReport, ParseOptions, Totals, diff_graph,
-    inspect_graph, keep_freed_memory, parse_with, summarise_before,
+    BeforeSummary, HeapGraph, ParseOptions, Totals, diff_graph, inspect_graph, keep_freed_memory,
+    parse_with, summarise_before,
 };
-use crate::units::mb;
 
 /// `only_shown_strings`: see `ParseOptions` (for `inspect`).
 fn parse_file(
@@ -18,8 +19,8 @@ fn parse_file(
     threads: Option<u16>,
     only_shown_strings: bool,
 ) -> anyhow::Result<HeapGraph> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let size = file.metadata().ok().map(|m| m.len()).filter(|len| *len > 0);
     let mut options = ParseOptions {
         only_shown_strings,
@@ -28,7 +29,8 @@ fn parse_file(
     if let Some(threads) = threads {
         options.threads = usize::from(threads);
     }
-    parse_with(file, size, options).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    // The parse error keeps its source (an I/O error reading the file).
+    parse_with(file, size, options).with_context(|| path.display().to_string())
 }
 
 /// One line on stderr with the engine's phase times, as BENCHMARKS.md quotes them.
@@ -45,7 +47,7 @@ fn report_phases(path: &std::path::Path, graph: &Totals, parsed: f64, total: f64
     );
 }
 
-pub fn inspect(args: InspectArgs) -> anyhow::Result<()> {
+pub fn inspect(args: InspectProps) -> anyhow::Result<()> {
     keep_freed_memory();
     let started = Instant::now();
     let graph = parse_file(&args.snapshot, args.threads, true)?;
@@ -83,7 +85,7 @@ fn summarise_file(path: &std::path::Path, threads: Option<u16>) -> anyhow::Resul
     Ok(summary)
 }
 
-pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
+pub fn diff(args: DiffProps) -> anyhow::Result<()> {
     keep_freed_memory();
     let size = |p: &std::path::Path| {
         std::fs::metadata(p)
@@ -125,110 +127,4 @@ pub fn diff(args: DiffArgs) -> anyhow::Result<()> {
     emit_summary(&diff_text(&report), args.json.as_ref(), || {
         pretty_json(&report)
     })
-}
-
-fn inspect_text(r: &InspectReport) -> String {
-    let mut out = String::new();
-    let t = &r.totals;
-    let _ = writeln!(
-        out,
-        "{} nodes, {} edges, {} strings; self sizes {}",
-        t.nodes,
-        t.edges,
-        t.strings,
-        mb(t.self_size as f64)
-    );
-    let _ = writeln!(
-        out,
-        "\n{:<48} {:>9} {:>12} {:>14}",
-        "class", "count", "self size", "retained size"
-    );
-    for c in &r.classes {
-        let _ = writeln!(
-            out,
-            "{:<48} {:>9} {:>12} {:>14}",
-            clip(&c.class, 48),
-            c.count,
-            c.self_size,
-            c.retained_size
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\nlargest retainers\n{:<12} {:<40} {:>12} {:>14} {:>8}",
-        "id", "class", "self size", "retained size", "distance"
-    );
-    for o in &r.largest_retainers {
-        let _ = writeln!(
-            out,
-            "@{:<11} {:<40} {:>12} {:>14} {:>8}",
-            o.id,
-            clip(&o.class, 40),
-            o.self_size,
-            o.retained_size,
-            o.distance
-        );
-    }
-    out
-}
-
-fn diff_text(r: &DiffReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "nodes  {} -> {}", r.before.nodes, r.after.nodes);
-    let _ = writeln!(
-        out,
-        "\n{:<44} {:>8} {:>9} {:>8} {:>12} {:>11} {:>12}",
-        "class", "# New", "# Deleted", "# Delta", "Alloc. Size", "Freed Size", "Size Delta"
-    );
-    for c in &r.classes {
-        let _ = writeln!(
-            out,
-            "{:<44} {:>8} {:>9} {:>8} {:>12} {:>11} {:>12}",
-            clip(&c.class, 44),
-            c.new_count,
-            c.deleted_count,
-            c.delta_count,
-            c.alloc_size,
-            c.freed_size,
-            c.size_delta
-        );
-    }
-    let _ = writeln!(out, "\ngrew by self size:");
-    for g in r.grew_by_self_size.iter().take(6) {
-        let _ = writeln!(
-            out,
-            "  {:<40} {:>8} objects  {:.2} MB",
-            clip(&g.key, 40),
-            g.count_delta,
-            g.self_size_delta as f64 / 1048576.0
-        );
-    }
-    for h in &r.holders {
-        let _ = writeln!(
-            out,
-            "\nheld by {} ({}): {} new {} objects, {} new, {} retained by the {} @{}",
-            h.name,
-            h.kind,
-            h.objects,
-            h.class,
-            mb(h.new_bytes as f64),
-            mb(h.retained_bytes as f64),
-            h.holder_class,
-            h.holder_id
-        );
-        if let Some(script) = &h.script {
-            let _ = writeln!(out, "  declared in {script}");
-        }
-        let _ = writeln!(out, "  {}", h.path_text);
-    }
-    out
-}
-
-fn clip(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_string()
-    } else {
-        let cut: String = text.chars().take(width - 1).collect();
-        format!("{cut}…")
-    }
 }

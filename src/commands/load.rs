@@ -30,9 +30,9 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
             .map(|(path, weight)| spec(path, *weight)),
     );
     let scenario = match &props.request.scenario {
-        Some(path) => Some(std::sync::Arc::new(
-            crate::load::Scenario::load(path, &http.host).map_err(anyhow::Error::msg)?,
-        )),
+        Some(path) => Some(std::sync::Arc::new(crate::load::Scenario::load(
+            path, &http.host,
+        )?)),
         None => None,
     };
     let plan = LoadPlan {

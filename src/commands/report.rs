@@ -5,7 +5,7 @@ use crate::cli::ReportProps;
 use crate::report::baseline::load_result;
 use crate::report::{attach_comparison, emit_all};
 
-use super::run::RunEnd;
+use super::frame::RunEnd;
 
 pub async fn run(props: ReportProps) -> anyhow::Result<RunEnd> {
     let mut result = load_result(&props.result)?;

@@ -10,6 +10,10 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Instant;
 
+use async_trait::async_trait;
+
+use super::CycleObserver;
+use super::workload::{CycleSpec, Units, Work, WorkError, Workload};
 use crate::model::{DriverRun, LoadReport};
 
 /// What `--load-cmd` needs besides the cycle.
@@ -22,12 +26,49 @@ pub struct LoadCommand {
     pub log_dir: PathBuf,
 }
 
-/// The cycle being driven, as the command's environment names it.
-pub struct DriverCycle<'a> {
-    pub route: &'a str,
-    pub cycle: u32,
+/// The driver's cycles for one route, as the command's environment
+/// names them.
+pub struct ExternalDriver {
+    pub command: LoadCommand,
+    pub route: String,
+    /// Requests a measured cycle asks for (`LEAKCHECK_REQUESTS`).
     pub requests: u64,
     pub connections: usize,
+}
+
+#[async_trait]
+impl Workload for ExternalDriver {
+    fn planned_units(&self) -> Option<u64> {
+        Some(self.requests)
+    }
+
+    async fn drive(
+        &mut self,
+        cycle: CycleSpec,
+        _observer: &dyn CycleObserver,
+    ) -> Result<Work, WorkError> {
+        let asked = self.requests.saturating_mul(cycle.scale.max(1));
+        let this = DriverCycle {
+            route: &self.route,
+            cycle: cycle.number,
+            requests: asked,
+            connections: self.connections,
+        };
+        let (report, run) = drive(&self.command, &this).await?;
+        Ok(Work {
+            report,
+            driver: Some(run),
+            units: Units::Served { asked },
+        })
+    }
+}
+
+/// The cycle being driven, as the command's environment names it.
+struct DriverCycle<'a> {
+    route: &'a str,
+    cycle: u32,
+    requests: u64,
+    connections: usize,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -43,7 +84,7 @@ pub enum DriverError {
 }
 
 /// Runs the command for one cycle and waits for it.
-pub async fn drive(
+async fn drive(
     command: &LoadCommand,
     cycle: &DriverCycle<'_>,
 ) -> Result<(LoadReport, DriverRun), DriverError> {
@@ -53,7 +94,7 @@ pub async fn drive(
     })?;
     let log = command.log_dir.join(format!(
         "load-cmd-{}-cycle{}.log",
-        crate::diagnose::file_label(cycle.route),
+        crate::private_file::file_label(cycle.route),
         cycle.cycle
     ));
     let log_error = |source| DriverError::Log {

@@ -1,33 +1,34 @@
-//! The method's loop for one route: a settled baseline, then per cycle
-//! "send a fixed load, read memory, settle a full collection, read again".
+//! The method's loop, once for every kind of work: a settled baseline,
+//! then per cycle "drive the workload's cycle, read memory, settle a full
+//! collection, read again", judged after every cycle (`--cycles auto`
+//! stops when decided). What a cycle's work is — the built-in generator,
+//! `--load-cmd`, a soak's interval, a page's action list — is a `Workload`
+//! (`workload.rs`); this file is the only place a `CycleResult` is built.
 //! Results are written into the caller's `RouteResult` as they are taken,
 //! so a run that fails or is interrupted keeps every reading so far.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 mod external;
+pub mod generator;
 mod soak;
+pub mod workload;
 
-pub use external::LoadCommand;
-pub use soak::{SoakSchedule, run_soak};
+pub use external::{ExternalDriver, LoadCommand};
+pub use generator::Generator;
+pub use soak::{SoakInterval, SoakSchedule, heap_size_limit};
+pub use workload::{CycleSpec, Units, Work, WorkError, Workload};
 
-use crate::load::{LoadError, LoadPlan, LoadProgress, LoadRun, RequestSpec};
+use crate::load::{LoadPlan, RequestSpec};
 use crate::model::{CycleResult, RouteResult, Sample};
 use crate::probe::{Probe, ProbeError};
-use external::{DriverCycle, DriverError};
-
-/// How often the progress display is refreshed during a cycle.
-const PROGRESS_TICK: Duration = Duration::from_millis(100);
+use crate::verdict::Options;
+use crate::verdict::sequential::SequentialPlan;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CycleError {
     #[error("reading memory failed")]
     Probe(#[from] ProbeError),
-    #[error("the load could not run")]
-    Load(#[from] LoadError),
-    #[error("--load-cmd could not run")]
-    Driver(#[from] DriverError),
+    #[error(transparent)]
+    Work(#[from] WorkError),
     #[error(
         "cycle {cycle}: --load-cmd exited with {status}; its output is in {log}; the cycle does \
          not count"
@@ -38,139 +39,125 @@ pub enum CycleError {
         log: String,
     },
     #[error(
-        "cycle {cycle}: the server stopped answering (every request of the last {} s timed \
-         out); the cycle ended there",
+        "cycle {cycle}: the target stopped answering (every {unit} of the last {} s failed); the \
+         cycle ended there",
         timeout.as_secs_f64()
     )]
-    Stalled { cycle: u32, timeout: Duration },
+    Stalled {
+        cycle: u32,
+        timeout: std::time::Duration,
+        unit: &'static str,
+    },
 }
 
-/// What a route's series needs besides the route itself.
+/// What the loop needs, whatever the work.
+#[derive(Debug, Clone)]
+pub struct LoopPlan {
+    /// The most cycles: with `sequential` the budget; a soak's cycles end
+    /// with its load (`Workload::more`).
+    pub cycles: u32,
+    /// The verdict's choices from the command line; the loop adds what the
+    /// probe and the workload tell (`verdict_options`).
+    pub verdict: Options,
+    /// Observe event-loop delay and collections during each cycle's work.
+    pub loop_stats: bool,
+    /// `--cycles auto`: stop as soon as the verdict is decided.
+    pub sequential: Option<SequentialPlan>,
+    /// How long the target may answer nothing before a cycle is cut short
+    /// (a cycle so ended fails the route).
+    pub stall_timeout: std::time::Duration,
+}
+
+/// `run`'s and `soak`'s plan: the loop's, and what the route's workload
+/// is built from.
 #[derive(Debug, Clone)]
 pub struct CyclePlan {
-    pub cycles: u32,
+    pub looped: LoopPlan,
     /// The load of one cycle; its `requests` are replaced by the route's.
     pub load: LoadPlan,
     /// The request sent for every route (method, headers, body); its path
     /// is the route's.
     pub request: RequestSpec,
-    pub verdict: crate::verdict::Options,
     /// Drive each cycle with an external command instead (`--load-cmd`).
     pub load_cmd: Option<LoadCommand>,
-    /// Observe event-loop delay and collections during each load.
-    pub loop_stats: bool,
-    /// `--cycles auto`: stop as soon as the verdict is decided; `cycles`
-    /// is then the budget.
-    pub sequential: Option<crate::verdict::sequential::SequentialPlan>,
+}
+
+impl CyclePlan {
+    /// The workload of one route: the external driver, or the built-in
+    /// generator (within a soak's schedule when given).
+    pub fn workload(
+        &self,
+        route: &str,
+        soak: Option<(SoakSchedule, Option<u64>)>,
+    ) -> Box<dyn Workload> {
+        let generator = Generator::for_route(self, route);
+        match (&self.load_cmd, soak) {
+            (Some(command), _) => Box::new(ExternalDriver {
+                command: command.clone(),
+                route: route.to_string(),
+                requests: generator.planned_units().unwrap_or(0),
+                connections: self.load.connections,
+            }),
+            (None, Some((schedule, limit))) => {
+                Box::new(SoakInterval::new(generator.load().clone(), schedule, limit))
+            }
+            (None, None) => Box::new(generator),
+        }
+    }
 }
 
 /// Hears what the runner is doing, to show progress. Kept apart from any
 /// terminal library so the runner can be driven by tests and other front ends.
-pub trait CycleObserver {
+pub trait CycleObserver: Sync {
     fn phase(&self, route: &str, message: &str);
-    /// `cycles` is 0 when the count is not planned (`--cycles auto`).
+    /// `cycles` is 0 when the count is not planned (`--cycles auto`, a soak).
     fn load_started(&self, route: &str, cycle: u32, cycles: u32, total: Option<u64>);
     fn load_progress(&self, completed: u64, errors: u64);
     fn cycle_done(&self, route: &str, result: &CycleResult);
 }
 
-/// Stops a load run when the future driving it is dropped (Ctrl-C), so the
-/// generator thread does not keep sending at a target being stopped.
-struct StopOnDrop(Arc<LoadProgress>);
+/// Shows nothing: for work nobody watches (the diagnosis' extra cycle).
+pub struct Silent;
 
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        self.0.stop();
-    }
+impl CycleObserver for Silent {
+    fn phase(&self, _route: &str, _message: &str) {}
+    fn load_started(&self, _route: &str, _cycle: u32, _cycles: u32, _total: Option<u64>) {}
+    fn load_progress(&self, _completed: u64, _errors: u64) {}
+    fn cycle_done(&self, _route: &str, _result: &CycleResult) {}
 }
 
 /// Runs the baseline and every cycle of one route into `into`.
 pub async fn run_route(
     probe: &mut dyn Probe,
-    plan: &CyclePlan,
+    plan: &LoopPlan,
+    work: &mut dyn Workload,
     into: &mut RouteResult,
     observer: &dyn CycleObserver,
 ) -> Result<(), CycleError> {
     let route = into.route.clone();
     observer.phase(&route, "baseline: forcing a full collection");
     into.baseline = Some(probe.settled_sample().await?);
-    let load = route_load(plan, &route);
-    // A templated route (`/item?id={n}`) varies even when nothing else does.
-    let fixed_route =
-        crate::load::template::Template::parse(&route, None).is_ok_and(|t| t.as_fixed().is_some());
-    let total = match load.stop {
-        crate::load::Stop::Requests(n) => Some(n),
-        crate::load::Stop::Duration(_) => None,
+    let options = verdict_options(plan, probe, work);
+    // `--cycles auto` stops when decided, a soak when its load ends: their
+    // budget is not a plan to show.
+    let planned = match plan.sequential.is_some() || work.planned_units().is_none() {
+        true => 0,
+        false => plan.cycles,
     };
-    for cycle in 1..=plan.cycles {
+    let mut number = 0;
+    while number < plan.cycles && work.more() {
+        number += 1;
         if plan.loop_stats {
             // A target whose console cannot `require` has no statistics;
             // a lost inspector is found by the reading below.
             let _ = probe.start_loop_stats().await;
         }
-        // `--cycles auto` stops when decided: its budget is not a plan.
-        let planned = if plan.sequential.is_some() {
-            0
-        } else {
-            plan.cycles
-        };
-        observer.load_started(&route, cycle, planned, total);
-        let (report, driver) = match &plan.load_cmd {
-            Some(command) => {
-                let this = DriverCycle {
-                    route: &route,
-                    cycle,
-                    requests: total.unwrap_or(0),
-                    connections: load.connections,
-                };
-                let (report, run) = external::drive(command, &this).await?;
-                (report, Some(run))
-            }
-            None => (drive_load(load.clone(), observer).await?, None),
-        };
-        let loop_stats = match plan.loop_stats {
-            true => probe.take_loop_stats().await.ok().flatten(),
-            false => None,
-        };
-        let after_load = probe.sample().await?;
-        observer.phase(&route, "forcing a full collection");
-        let after_gc = probe.settled_sample().await?;
-        let before = into
-            .cycles
-            .last()
-            .map(|c| &c.after_gc)
-            .or(into.baseline.as_ref());
-        let served = served_between(before, &after_gc);
-        let units = match (&driver, report.iterations) {
-            // The target's own count; without one (not Node), the count
-            // the driver was asked for.
-            (Some(_), _) => served.unwrap_or(total.unwrap_or(0)),
-            (None, Some(iterations)) => iterations,
-            (None, None) => report.responses,
-        };
-        let result = CycleResult {
-            cycle,
-            requests: report.requests,
-            responses: report.responses,
-            errors: report.errors,
-            non_2xx: report.non_2xx,
-            duration_s: report.duration_s,
-            after_load,
-            after_gc,
-            load: report,
-            units,
-            served,
-            driver,
-            event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
-            gc: loop_stats.and_then(|s| s.gc),
-        };
+        observer.load_started(&route, number, planned, work.planned_units());
+        let done = work.drive(CycleSpec::measured(number), observer).await?;
+        let result = read_cycle(probe, plan, number, done, into).await?;
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
-        let options = crate::verdict::Options {
-            proc_only: !probe.can_collect(),
-            fixed_request: plan.verdict.fixed_request && fixed_route,
-            ..plan.verdict
-        };
+        work.recorded(into, observer);
         let decided = match plan.sequential {
             Some(sequential) => refresh_sequential(into, options, sequential),
             None => {
@@ -181,13 +168,14 @@ pub async fn run_route(
         let last = into.cycles.last().expect("pushed above");
         if last.load.stalled {
             return Err(CycleError::Stalled {
-                cycle,
-                timeout: load.timeout,
+                cycle: number,
+                timeout: plan.stall_timeout,
+                unit: options.unit.name(),
             });
         }
         if let Some(driver) = last.driver.as_ref().filter(|d| !d.succeeded()) {
             return Err(CycleError::DriverFailed {
-                cycle,
+                cycle: number,
                 status: driver.exit.to_string(),
                 log: driver.log.clone(),
             });
@@ -202,26 +190,72 @@ pub async fn run_route(
     Ok(())
 }
 
-/// The load of one cycle of `route`: the plan's request on the route's
-/// path (a scenario brings its own requests).
-pub fn route_load(plan: &CyclePlan, route: &str) -> LoadPlan {
-    let mut load = plan.load.clone();
-    if load.scenario.is_none() {
-        let mut request = plan.request.clone();
-        request.path = route.to_string();
-        load.requests = vec![request];
+/// The verdict's choices for this route: the command line's, with what only
+/// the probe (can it collect?) and the workload (identical units?) know.
+/// The one place they are put together.
+pub fn verdict_options(plan: &LoopPlan, probe: &dyn Probe, work: &dyn Workload) -> Options {
+    Options {
+        proc_only: !probe.can_collect(),
+        fixed_request: plan.verdict.fixed_request && work.fixed_work(),
+        ..plan.verdict
     }
-    load
+}
+
+/// Reads the target after a cycle's work and records the cycle: the one
+/// place a `CycleResult` is made.
+async fn read_cycle(
+    probe: &mut dyn Probe,
+    plan: &LoopPlan,
+    number: u32,
+    work: Work,
+    into: &RouteResult,
+) -> Result<CycleResult, ProbeError> {
+    let loop_stats = match plan.loop_stats {
+        true => probe.take_loop_stats().await.ok().flatten(),
+        false => None,
+    };
+    let after_load = probe.sample().await?;
+    let after_gc = probe.settled_sample().await?;
+    let before = into
+        .cycles
+        .last()
+        .map(|c| &c.after_gc)
+        .or(into.baseline.as_ref());
+    let served = served_between(before, &after_gc);
+    let (units, served) = match work.units {
+        Units::Counted(n) => (n, served),
+        // The target's own count; without one (not Node), the count the
+        // driver was asked for.
+        Units::Served { asked } => (served.unwrap_or(asked), served),
+        Units::Running(n) => (n, None),
+    };
+    let report = work.report;
+    Ok(CycleResult {
+        cycle: number,
+        requests: report.requests,
+        responses: report.responses,
+        errors: report.errors,
+        non_2xx: report.non_2xx,
+        duration_s: report.duration_s,
+        after_load,
+        after_gc,
+        load: report,
+        units,
+        served,
+        driver: work.driver,
+        event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
+        gc: loop_stats.and_then(|s| s.gc),
+    })
 }
 
 /// Requests the target began serving between two readings.
-fn served_between(before: Option<&Sample>, after: &Sample) -> Option<u64> {
+pub fn served_between(before: Option<&Sample>, after: &Sample) -> Option<u64> {
     Some(after.served?.saturating_sub(before?.served?))
 }
 
 /// Recomputes the route's verdict from the readings it has: called after
 /// every cycle, so a run cut short still carries a verdict for what it saw.
-pub fn refresh_verdict(route: &mut RouteResult, options: crate::verdict::Options) {
+pub fn refresh_verdict(route: &mut RouteResult, options: Options) {
     let Some(baseline) = &route.baseline else {
         return;
     };
@@ -237,7 +271,7 @@ pub fn refresh_verdict(route: &mut RouteResult, options: crate::verdict::Options
 /// undecided route reads `inconclusive`) and whether it is decided.
 fn refresh_sequential(
     route: &mut RouteResult,
-    options: crate::verdict::Options,
+    options: Options,
     plan: crate::verdict::sequential::SequentialPlan,
 ) -> bool {
     let Some(baseline) = &route.baseline else {
@@ -253,24 +287,4 @@ fn refresh_sequential(
     route.isolates = look.isolates;
     route.sequential = Some(look.state);
     decided
-}
-
-async fn drive_load(
-    plan: LoadPlan,
-    observer: &dyn CycleObserver,
-) -> Result<crate::model::LoadReport, LoadError> {
-    let run = LoadRun::start(plan);
-    let progress = run.progress.clone();
-    let _stop = StopOnDrop(progress.clone());
-    let mut finished = std::pin::pin!(run.finish());
-    let mut tick = tokio::time::interval(PROGRESS_TICK);
-    loop {
-        tokio::select! {
-            report = &mut finished => {
-                observer.load_progress(progress.completed(), progress.errors());
-                return report;
-            }
-            _ = tick.tick() => observer.load_progress(progress.completed(), progress.errors()),
-        }
-    }
 }

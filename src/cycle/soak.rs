@@ -1,19 +1,24 @@
-//! The soak schedule of the same loop: one constant load for a duration,
-//! and every `every` a settled reading taken while the load goes on (the
-//! load pauses only as long as the forced collection pauses the target).
-//! Each interval is recorded as one of the route's cycles — its requests,
-//! its readings, its event loop and collections — so the verdict, the
-//! reports and a run cut short by Ctrl-C treat it like any cycle; the
-//! soak adds growth per hour and the projection to the heap limit.
+//! The soak as a workload: one constant load for a duration, and a cycle
+//! ends every `every` with a settled reading taken while the load goes on
+//! (the load pauses only as long as the forced collection pauses the
+//! target). Each interval is one of the route's cycles — its requests, its
+//! readings, its event loop and collections — so the verdict, the reports
+//! and a run cut short by Ctrl-C treat it like any cycle; the soak adds
+//! growth per hour and the projection to the heap limit (`recorded`).
+//! Asked for a cycle after the load has ended (the diagnosis' extra
+//! cycle), it sends one interval's worth of requests at full speed.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use async_trait::async_trait;
 
-use super::{CycleError, CycleObserver, CyclePlan, StopOnDrop, refresh_verdict, route_load};
-use crate::load::{LoadRun, Stop};
-use crate::model::{CycleResult, LoadReport, RouteResult, SoakResult, StatusCounts};
-use crate::probe::Probe;
+use super::CycleObserver;
+use super::workload::{CycleSpec, Units, Work, WorkError, Workload};
+use crate::load::{LoadError, LoadPlan, LoadProgress, LoadRun, Stop};
+use crate::model::{LoadReport, RouteResult, SoakResult, StatusCounts};
 use crate::units::MB;
 
 /// The soak's schedule.
@@ -26,6 +31,18 @@ pub struct SoakSchedule {
 
 /// How often the progress line's request count is refreshed.
 const PROGRESS_TICK: Duration = Duration::from_millis(250);
+/// The diagnosis' extra cycle sends at least this many requests: a short
+/// interval at a low rate would give the snapshots too little to compare.
+const MIN_EXTRA_REQUESTS: u64 = 1_000;
+
+type Finishing = Pin<Box<dyn Future<Output = Result<LoadReport, LoadError>> + Send>>;
+
+/// The load under way: its end, and its live counts.
+struct Running {
+    finished: Finishing,
+    progress: Arc<LoadProgress>,
+    readings: tokio::time::Interval,
+}
 
 /// Counts at the start of an interval.
 struct Mark {
@@ -34,150 +51,176 @@ struct Mark {
     at: Instant,
 }
 
-/// Runs the soak of one route into `into`.
-pub async fn run_soak(
-    probe: &mut dyn Probe,
-    plan: &CyclePlan,
+pub struct SoakInterval {
+    load: LoadPlan,
     schedule: SoakSchedule,
-    into: &mut RouteResult,
-    observer: &dyn CycleObserver,
-) -> Result<(), CycleError> {
-    let route = into.route.clone();
-    let options = crate::verdict::Options {
-        proc_only: !probe.can_collect(),
-        fixed_request: false,
-        soak: true,
-        ..plan.verdict
-    };
-    observer.phase(&route, "baseline: forcing a full collection");
-    into.baseline = Some(probe.settled_sample().await?);
-    let limit = heap_size_limit(probe).await;
-    let mut load = route_load(plan, &route);
-    load.stop = Stop::Duration(schedule.duration);
-    load.rate = schedule.rate;
-    let run = LoadRun::start(load);
-    let progress = run.progress.clone();
-    let _stop = StopOnDrop(progress.clone());
-    let mut finished = std::pin::pin!(run.finish());
-    let started = Instant::now();
-    let mut mark = Mark {
-        completed: 0,
-        errors: 0,
-        at: started,
-    };
-    let mut readings =
-        tokio::time::interval_at(tokio::time::Instant::now() + schedule.every, schedule.every);
-    let mut tick = tokio::time::interval(PROGRESS_TICK);
-    observer.load_started(&route, 1, 1, None);
-    if plan.loop_stats {
-        let _ = probe.start_loop_stats().await;
-    }
-    let report = loop {
-        tokio::select! {
-            report = &mut finished => break report?,
-            _ = readings.tick() => {
-                // A reading within a quarter interval of the end would make
-                // a short last interval: the end's own reading covers it.
-                if started.elapsed() + schedule.every / 4 >= schedule.duration {
-                    continue;
-                }
-                let (completed, errors) = (progress.completed(), progress.errors());
-                let cycle = reading(probe, plan, into, &mut mark, completed, errors, None).await?;
-                refresh_verdict(into, options);
-                observer.cycle_done(&route, &cycle);
-                let projected = soak_result(into, started, completed, limit, LoadReport::default());
-                observer.phase(&route, &progress_line(started, schedule.duration, completed, into, &projected));
-                // Kept as it goes: a soak cut short by Ctrl-C still projects.
-                into.soak = Some(projected);
-                if plan.loop_stats {
-                    let _ = probe.start_loop_stats().await;
-                }
-            }
-            _ = tick.tick() => observer.load_progress(progress.completed(), progress.errors()),
-        }
-    };
-    // The last interval ends with the load: its reading carries the run's
-    // non-2xx count, which the load counts only at the end.
-    let completed = report.requests;
-    let last = reading(
-        probe,
-        plan,
-        into,
-        &mut mark,
-        completed,
-        report.errors,
-        Some(&report),
-    )
-    .await?;
-    refresh_verdict(into, options);
-    observer.cycle_done(&route, &last);
-    into.soak = Some(soak_result(into, started, completed, limit, report));
-    if plan.loop_stats {
-        probe.stop_loop_stats().await;
-    }
-    Ok(())
+    /// `v8.getHeapStatistics().heap_size_limit`, for the projection.
+    limit: Option<u64>,
+    running: Option<Running>,
+    /// When the load started.
+    started: Option<Instant>,
+    mark: Option<Mark>,
+    /// The whole load's report, once it has ended.
+    ended: Option<LoadReport>,
+    /// Requests of the busiest interval, the size of the extra cycle.
+    busiest: u64,
 }
 
-/// A settled reading while the load goes on, recorded as the interval's cycle.
-async fn reading(
-    probe: &mut dyn Probe,
-    plan: &CyclePlan,
-    into: &mut RouteResult,
-    mark: &mut Mark,
-    completed: u64,
-    errors: u64,
-    last: Option<&LoadReport>,
-) -> Result<CycleResult, CycleError> {
-    let loop_stats = match plan.loop_stats {
-        true => probe.take_loop_stats().await.ok().flatten(),
-        false => None,
-    };
-    let after_load = probe.sample().await?;
-    let after_gc = probe.settled_sample().await?;
-    let requests = completed.saturating_sub(mark.completed);
-    let failed = errors.saturating_sub(mark.errors);
-    let non_2xx = last.map_or(0, |r| r.non_2xx);
-    let responses = requests.saturating_sub(failed);
-    let duration_s = mark.at.elapsed().as_secs_f64();
-    let load = LoadReport {
-        requests,
-        responses,
-        errors: failed,
-        non_2xx,
-        duration_s,
-        requests_per_second: requests as f64 / duration_s.max(1e-9),
-        status: StatusCounts {
-            s2xx: responses.saturating_sub(non_2xx),
-            ..StatusCounts::default()
-        },
-        latency_ms: last.and_then(|r| r.latency_ms.clone()),
-        ..LoadReport::default()
-    };
-    let cycle = CycleResult {
-        cycle: into.cycles.len() as u32 + 1,
-        requests,
-        responses,
-        errors: failed,
-        non_2xx,
-        duration_s,
-        after_load,
-        after_gc,
-        units: responses,
-        // The load runs on while the reading is taken, so the target's
-        // count and leakcheck's are taken at different moments.
-        served: None,
-        load,
+impl SoakInterval {
+    /// `load` is the route's load; its stop and rate are the schedule's.
+    pub fn new(mut load: LoadPlan, schedule: SoakSchedule, limit: Option<u64>) -> SoakInterval {
+        load.stop = Stop::Duration(schedule.duration);
+        load.rate = schedule.rate;
+        SoakInterval {
+            load,
+            schedule,
+            limit,
+            running: None,
+            started: None,
+            mark: None,
+            ended: None,
+            busiest: 0,
+        }
+    }
+
+    fn start(&mut self) {
+        let run = LoadRun::start(self.load.clone());
+        let started = Instant::now();
+        let every = self.schedule.every;
+        self.started = Some(started);
+        self.mark = Some(Mark {
+            completed: 0,
+            errors: 0,
+            at: started,
+        });
+        self.running = Some(Running {
+            progress: run.progress.clone(),
+            finished: Box::pin(run.finish()),
+            readings: tokio::time::interval_at(tokio::time::Instant::now() + every, every),
+        });
+    }
+
+    /// One interval's counts as a cycle's load report. The last interval
+    /// carries the run's non-2xx count and latencies, which the load
+    /// counts only at its end.
+    fn interval(&mut self, completed: u64, errors: u64, last: Option<&LoadReport>) -> Work {
+        let mark = self.mark.as_ref().expect("the load started");
+        let requests = completed.saturating_sub(mark.completed);
+        let failed = errors.saturating_sub(mark.errors);
+        let non_2xx = last.map_or(0, |r| r.non_2xx);
+        let responses = requests.saturating_sub(failed);
+        let duration_s = mark.at.elapsed().as_secs_f64();
+        self.busiest = self.busiest.max(requests);
+        self.mark = Some(Mark {
+            completed,
+            errors,
+            at: Instant::now(),
+        });
+        let report = LoadReport {
+            requests,
+            responses,
+            errors: failed,
+            non_2xx,
+            duration_s,
+            requests_per_second: requests as f64 / duration_s.max(1e-9),
+            status: StatusCounts {
+                s2xx: responses.saturating_sub(non_2xx),
+                ..StatusCounts::default()
+            },
+            latency_ms: last.and_then(|r| r.latency_ms.clone()),
+            ..LoadReport::default()
+        };
+        Work {
+            report,
+            driver: None,
+            units: Units::Running(responses),
+        }
+    }
+
+    /// The diagnosis' cycle: the busiest interval's requests at full speed.
+    fn extra_load(&self) -> LoadPlan {
+        let mut load = self.load.clone();
+        load.stop = Stop::Requests(self.busiest.max(MIN_EXTRA_REQUESTS));
+        load.rate = None;
+        load
+    }
+}
+
+async fn extra(load: LoadPlan, observer: &dyn CycleObserver) -> Result<Work, WorkError> {
+    let report = super::generator::send(load, observer).await?;
+    Ok(Work {
+        units: Units::Counted(report.responses),
+        report,
         driver: None,
-        event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
-        gc: loop_stats.and_then(|s| s.gc),
-    };
-    *mark = Mark {
-        completed,
-        errors,
-        at: Instant::now(),
-    };
-    into.cycles.push(cycle.clone());
-    Ok(cycle)
+    })
+}
+
+#[async_trait]
+impl Workload for SoakInterval {
+    fn planned_units(&self) -> Option<u64> {
+        None
+    }
+
+    async fn drive(
+        &mut self,
+        _cycle: CycleSpec,
+        observer: &dyn CycleObserver,
+    ) -> Result<Work, WorkError> {
+        if self.ended.is_some() {
+            return extra(self.extra_load(), observer).await;
+        }
+        if self.running.is_none() {
+            self.start();
+        }
+        let (every, duration) = (self.schedule.every, self.schedule.duration);
+        let started = self.started.expect("started above");
+        let running = self.running.as_mut().expect("started above");
+        let mut tick = tokio::time::interval(PROGRESS_TICK);
+        let ended = loop {
+            tokio::select! {
+                report = &mut running.finished => break Some(report?),
+                _ = running.readings.tick() => {
+                    // A reading within a quarter interval of the end would
+                    // make a short last interval: the end's reading covers it.
+                    if started.elapsed() + every / 4 < duration {
+                        break None;
+                    }
+                }
+                _ = tick.tick() => {
+                    observer.load_progress(running.progress.completed(), running.progress.errors());
+                }
+            }
+        };
+        let (completed, errors) = match &ended {
+            Some(report) => (report.requests, report.errors),
+            None => (running.progress.completed(), running.progress.errors()),
+        };
+        let work = self.interval(completed, errors, ended.as_ref());
+        if ended.is_some() {
+            self.running = None;
+            self.ended = ended;
+        }
+        Ok(work)
+    }
+
+    fn more(&self) -> bool {
+        self.ended.is_none()
+    }
+
+    fn recorded(&mut self, route: &mut RouteResult, observer: &dyn CycleObserver) {
+        let Some(started) = self.started else {
+            return;
+        };
+        let requests: u64 = route.cycles.iter().map(|c| c.requests).sum();
+        let whole = self.ended.clone().unwrap_or_default();
+        let soak = soak_result(route, started, requests, self.limit, whole);
+        if self.ended.is_none() {
+            let line = progress_line(started, self.schedule.duration, requests, route, &soak);
+            observer.phase(&route.route, &line);
+        }
+        // Kept as it goes: a soak cut short by Ctrl-C still projects.
+        route.soak = Some(soak);
+    }
 }
 
 fn soak_result(
@@ -219,14 +262,14 @@ fn progress_line(
 }
 
 /// `v8.getHeapStatistics().heap_size_limit`, through the inspector.
-async fn heap_size_limit(probe: &dyn Probe) -> Option<u64> {
+pub async fn heap_size_limit(probe: &dyn crate::probe::Probe) -> Option<u64> {
     let inspector = probe.inspector()?;
     let value = inspector
         .evaluate_in_console("require('v8').getHeapStatistics().heap_size_limit")
         .await
         .ok()?;
     value.as_f64().map(|v| v as u64).or_else(|| match value {
-        Value::String(text) => text.parse().ok(),
+        serde_json::Value::String(text) => text.parse().ok(),
         _ => None,
     })
 }

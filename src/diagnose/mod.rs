@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use crate::cycle::Units;
 use crate::inspector::snapshot::{ChunkReader, SnapshotTransferError, stream_snapshot_chunks};
 use crate::inspector::{Inspector, InspectorError};
 use crate::model::Diagnosis;
@@ -51,8 +52,8 @@ pub enum DiagnoseError {
     Parse(#[from] SnapshotParseError),
     #[error("the snapshot parser stopped")]
     Parser(#[from] tokio::task::JoinError),
-    #[error("the extra cycle failed: {0}")]
-    Work(String),
+    #[error("the extra cycle failed")]
+    Work(#[from] crate::cycle::WorkError),
     #[error("cannot write the snapshot file {}", path.display())]
     File {
         path: PathBuf,
@@ -62,9 +63,10 @@ pub enum DiagnoseError {
 }
 
 /// One more cycle of the route's work (a load, a page's actions),
-/// answering how many units of work it did.
-pub type ExtraCycle<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, String>> + Send + 'a>>;
+/// answering how many units of work it did, as its workload counts them.
+pub type ExtraCycle<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Units, crate::cycle::WorkError>> + Send + 'a>,
+>;
 
 /// What the diagnosis needs besides the probe.
 pub struct DiagnosePlan<'a> {
@@ -111,8 +113,16 @@ pub async fn diagnose(
         )
         .await?;
     say("one more cycle under the sampling heap profiler");
-    let units = plan.work.await.map_err(DiagnoseError::Work)?;
-    probe.settled_sample().await?;
+    let units = plan.work.await?;
+    let after = probe.settled_sample().await?;
+    let units = match units {
+        Units::Counted(n) | Units::Running(n) => n,
+        // Sent by an external driver: what the target counted, else what
+        // the driver was asked for.
+        Units::Served { asked } => {
+            crate::cycle::served_between(Some(&settled), &after).unwrap_or(asked)
+        }
+    };
     let profile = inspector
         .call("HeapProfiler.getSamplingProfile", json!({}))
         .await?;
@@ -199,18 +209,4 @@ async fn snapshot_into<T: Send + 'static>(
         disk.persist().map_err(file_error(path))?;
     }
     Ok((parsed?, bytes))
-}
-
-/// `/leak?x=1` → `leak_x_1`, for snapshot file names.
-pub fn file_label(route: &str) -> String {
-    let label: String = route
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    let label = label.trim_matches('_').to_string();
-    if label.is_empty() {
-        "root".to_string()
-    } else {
-        label
-    }
 }

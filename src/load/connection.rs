@@ -10,8 +10,8 @@ use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::response::{Framing, FramingError, parse_head};
 use super::stats::ErrorKind;
+use crate::net::response::{Framing, FramingError, parse_head};
 
 /// Read buffer of one connection. 16 KB holds a typical response whole.
 const INITIAL_BUFFER: usize = 16 * 1024;

@@ -33,7 +33,7 @@ pub enum LoadError {
     #[error("the load generator thread panicked")]
     Panicked,
     #[error("a request cannot be prepared: {0}")]
-    Request(String),
+    Request(#[from] super::plan::PrepareError),
 }
 
 /// Live view of a run, shared with whoever shows progress or handles Ctrl-C.
@@ -61,7 +61,9 @@ impl LoadProgress {
     }
 }
 
-/// A run in progress on its own thread.
+/// A run in progress on its own thread. Dropping it (its owner
+/// interrupted, a diagnosis cut short) stops the sending: no request starts
+/// after the drop, those in flight finish.
 pub struct LoadRun {
     pub progress: Arc<LoadProgress>,
     done: oneshot::Receiver<Result<LoadReport, LoadError>>,
@@ -88,8 +90,15 @@ impl LoadRun {
         LoadRun { progress, done }
     }
 
-    pub async fn finish(self) -> Result<LoadReport, LoadError> {
-        self.done.await.unwrap_or(Err(LoadError::Panicked))
+    pub async fn finish(mut self) -> Result<LoadReport, LoadError> {
+        (&mut self.done).await.unwrap_or(Err(LoadError::Panicked))
+    }
+}
+
+impl Drop for LoadRun {
+    fn drop(&mut self) {
+        // After `finish` nothing runs any more and this changes nothing.
+        self.progress.stop();
     }
 }
 
@@ -167,7 +176,7 @@ impl Shared {
         let schedule = if plan.scenario.is_some() {
             Vec::new()
         } else {
-            plan.prepare().map_err(LoadError::Request)?
+            plan.prepare()?
         };
         Ok(Shared {
             schedule,

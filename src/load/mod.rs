@@ -8,7 +8,6 @@
 mod connection;
 mod engine;
 mod plan;
-pub mod response;
 pub mod scenario;
 mod stats;
 pub mod template;
@@ -16,6 +15,6 @@ mod vu;
 mod worker;
 
 pub use engine::{LoadError, LoadProgress, LoadRun};
-pub use plan::{LoadPlan, PreparedRequest, RequestSpec, Stop};
+pub use plan::{LoadPlan, PrepareError, PreparedRequest, RequestError, RequestSpec, Stop};
 pub use scenario::Scenario;
 pub use stats::ErrorKind;

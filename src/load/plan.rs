@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use super::template::{RenderContext, Template};
+use super::template::{RenderContext, Template, TemplateError};
 
 /// When a run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -103,6 +103,24 @@ pub struct Scratch {
     body: Vec<u8>,
 }
 
+/// A request whose method line, headers or body cannot be prepared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{part}: {error}")]
+pub struct RequestError {
+    /// `body`, or `request` for the method line and headers.
+    pub part: &'static str,
+    pub error: TemplateError,
+}
+
+/// A request of a plan that cannot be prepared, named by method and path.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{method} {path}: {error}")]
+pub struct PrepareError {
+    pub method: String,
+    pub path: String,
+    pub error: RequestError,
+}
+
 impl PreparedRequest {
     /// Prepares `spec`; in a scenario, `captures` are the names its step
     /// may use (see `Template::parse`).
@@ -110,13 +128,14 @@ impl PreparedRequest {
         spec: &RequestSpec,
         host: &str,
         captures: Option<&[String]>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RequestError> {
         let is_head = spec.method.eq_ignore_ascii_case("HEAD");
+        let in_part = |part| move |error| RequestError { part, error };
         let body = Template::parse(&String::from_utf8_lossy(&spec.body), captures)
-            .map_err(|e| format!("body: {e}"))?;
+            .map_err(in_part("body"))?;
         let body_fixed = body.as_fixed().is_some();
         let head_text = head(spec, host, body_fixed.then_some(spec.body.len()));
-        let head = Template::parse(&head_text, captures).map_err(|e| format!("request: {e}"))?;
+        let head = Template::parse(&head_text, captures).map_err(in_part("request"))?;
         let form = match (head.as_fixed(), body.as_fixed()) {
             (Some(head), Some(_)) => {
                 let mut bytes = head.to_vec();
@@ -155,7 +174,7 @@ impl PreparedRequest {
         scratch: &'a mut Scratch,
         ctx: &mut RenderContext,
         extra_headers: &[u8],
-    ) -> Result<&'a [u8], String> {
+    ) -> Result<&'a [u8], TemplateError> {
         let (head, body, length_per_request) = match &self.form {
             Form::Fixed { bytes, .. } if extra_headers.is_empty() => return Ok(bytes),
             Form::Fixed { bytes, head_len } => {
@@ -193,11 +212,15 @@ impl LoadPlan {
     /// Prepares every request of the plan, expanded by weight so that slot
     /// `n` sends `schedule[n % schedule.len()]`: a fixed rotation rather than a
     /// random draw, so two runs of one plan send the same mix.
-    pub fn prepare(&self) -> Result<Vec<PreparedRequest>, String> {
+    pub fn prepare(&self) -> Result<Vec<PreparedRequest>, PrepareError> {
         let mut schedule = Vec::new();
         for spec in &self.requests {
-            let prepared = PreparedRequest::new(spec, &self.host, None)
-                .map_err(|e| format!("{} {}: {e}", spec.method, spec.path))?;
+            let prepared =
+                PreparedRequest::new(spec, &self.host, None).map_err(|error| PrepareError {
+                    method: spec.method.clone(),
+                    path: spec.path.clone(),
+                    error,
+                })?;
             for _ in 0..spec.weight.max(1) {
                 schedule.push(prepared.clone());
             }

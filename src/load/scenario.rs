@@ -128,6 +128,44 @@ pub struct Step {
     pub own_cookie: bool,
 }
 
+/// A scenario file that cannot be used, with the place that says why.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("cannot read {path}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is larger than 4 MB: not a scenario")]
+    TooLarge { path: String },
+    #[error(
+        "{file}: a scenario is a JSON object, {{\"steps\": [{{\"path\": \"/login\"}}, …]}}, not \
+         {found}"
+    )]
+    NotAnObject { file: String, found: &'static str },
+    #[error("{file}: {error}")]
+    Format {
+        file: String,
+        error: serde_json::Error,
+    },
+    #[error("{file}: \"steps\" is empty: give at least one step")]
+    Empty { file: String },
+    #[error("{file}: step {step}: {error}")]
+    StepFormat {
+        file: String,
+        step: usize,
+        error: serde_json::Error,
+    },
+    #[error("{file}: step {step}: {field}: {why}")]
+    Step {
+        file: String,
+        step: usize,
+        field: &'static str,
+        why: String,
+    },
+}
+
 /// A checked, prepared scenario.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -138,35 +176,66 @@ pub struct Scenario {
 
 impl Scenario {
     /// Reads and checks `path`; `host` is the Host header of every request.
-    pub fn load(path: &Path, host: &str) -> Result<Scenario, String> {
+    pub fn load(path: &Path, host: &str) -> Result<Scenario, ScenarioError> {
         use std::io::Read;
         let shown = path.display().to_string();
-        let file = std::fs::File::open(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let read = |source| ScenarioError::Read {
+            path: shown.clone(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(read)?;
         let mut text = String::new();
         file.take(MAX_SCENARIO_BYTES + 1)
             .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read {shown}: {e}"))?;
+            .map_err(read)?;
         if text.len() as u64 > MAX_SCENARIO_BYTES {
-            return Err(format!("{shown} is larger than 4 MB: not a scenario"));
+            return Err(ScenarioError::TooLarge { path: shown });
         }
         Scenario::parse(&text, &shown, host)
     }
 
     /// Checks a scenario's text; `source` names it in messages.
-    pub fn parse(text: &str, source: &str, host: &str) -> Result<Scenario, String> {
-        let file: FileFormat = serde_json::from_str(text).map_err(|e| format!("{source}: {e}"))?;
+    pub fn parse(text: &str, source: &str, host: &str) -> Result<Scenario, ScenarioError> {
+        let whole: Value = serde_json::from_str(text).map_err(|error| ScenarioError::Format {
+            file: source.to_string(),
+            error,
+        })?;
+        let found = match &whole {
+            Value::Object(_) => None,
+            Value::Array(_) => Some("an array (put the steps under \"steps\")"),
+            _ => Some("a single value"),
+        };
+        if let Some(found) = found {
+            return Err(ScenarioError::NotAnObject {
+                file: source.to_string(),
+                found,
+            });
+        }
+        let file: FileFormat =
+            serde_json::from_value(whole).map_err(|error| ScenarioError::Format {
+                file: source.to_string(),
+                error,
+            })?;
         if file.steps.is_empty() {
-            return Err(format!(
-                "{source}: \"steps\" is empty: give at least one step"
-            ));
+            return Err(ScenarioError::Empty {
+                file: source.to_string(),
+            });
         }
         let mut captured: Vec<String> = Vec::new();
         let mut steps = Vec::new();
         for (index, raw) in file.steps.into_iter().enumerate() {
-            let at =
-                |field: &str, why: String| format!("{source}: step {}: {field}: {why}", index + 1);
-            let step: StepFormat = serde_json::from_value(raw)
-                .map_err(|e| format!("{source}: step {}: {e}", index + 1))?;
+            let at = |field: &'static str, why: String| ScenarioError::Step {
+                file: source.to_string(),
+                step: index + 1,
+                field,
+                why,
+            };
+            let step: StepFormat =
+                serde_json::from_value(raw).map_err(|error| ScenarioError::StepFormat {
+                    file: source.to_string(),
+                    step: index + 1,
+                    error,
+                })?;
             steps.push(prepare_step(step, &mut captured, host, &at)?);
         }
         Ok(Scenario {
@@ -198,8 +267,8 @@ fn prepare_step(
     step: StepFormat,
     captured: &mut Vec<String>,
     host: &str,
-    at: &dyn Fn(&str, String) -> String,
-) -> Result<Step, String> {
+    at: &dyn Fn(&'static str, String) -> ScenarioError,
+) -> Result<Step, ScenarioError> {
     if !step.path.starts_with('/') || step.path.contains(['\r', '\n', ' ']) {
         return Err(at(
             "path",
@@ -253,8 +322,8 @@ fn prepare_step(
         weight: 1,
     };
     // Captures of earlier steps are in scope; this step's own only after it.
-    let request =
-        PreparedRequest::new(&spec, host, Some(captured)).map_err(|e| at("template", e))?;
+    let request = PreparedRequest::new(&spec, host, Some(captured))
+        .map_err(|e| at("template", e.to_string()))?;
     let mut captures = Vec::new();
     for (name, source) in &step.capture {
         let Some(source) = source.as_str() else {
@@ -403,9 +472,15 @@ mod tests {
             ),
             (r#"{"steps":[]}"#, "empty"),
             (r#"{"stepz":[]}"#, "unknown field `stepz`"),
+            (
+                r#"[{"path":"/a"}]"#,
+                "not an array (put the steps under \"steps\")",
+            ),
         ];
         for (text, expected) in cases {
-            let error = Scenario::parse(text, "s.json", "h").unwrap_err();
+            let error = Scenario::parse(text, "s.json", "h")
+                .unwrap_err()
+                .to_string();
             assert!(error.starts_with("s.json: "), "{error}");
             assert!(error.contains(expected), "{text}: {error}");
         }

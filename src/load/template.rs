@@ -58,6 +58,22 @@ impl Captures for NoCaptures {
     }
 }
 
+/// A template that cannot be parsed, or a render that lacks a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error(
+        "{{{inner}}}: K in {{n%K}} must be a whole number from 1 to {}",
+        u64::MAX
+    )]
+    Modulo { inner: String },
+    #[error("{{{inner}}}: write {{rand:A-B}} with whole numbers A <= B")]
+    Range { inner: String },
+    #[error("{{{inner}}} names no capture of an earlier step (captured so far: {known})")]
+    UnknownCapture { inner: String, known: String },
+    #[error("capture {{{name}}} has no value")]
+    NoValue { name: String },
+}
+
 /// What a render needs: the request's (or iteration's) `{n}`, the
 /// connection's random generator and the captures.
 pub struct RenderContext<'a> {
@@ -71,7 +87,7 @@ impl Template {
     /// refer to as `{name}`, and an identifier in braces that is not one of
     /// them is an error (a typo would otherwise be sent as text); outside
     /// one (`None`) such braces are literal text.
-    pub fn parse(text: &str, captures: Option<&[String]>) -> Result<Template, String> {
+    pub fn parse(text: &str, captures: Option<&[String]>) -> Result<Template, TemplateError> {
         let mut parts = Vec::new();
         let mut literal = Vec::new();
         let mut rest = text;
@@ -124,7 +140,7 @@ impl Template {
 
     /// Appends the rendered text to `out`. A capture with no value is an
     /// error naming it: the request is not sent with `{name}` in it.
-    pub fn render(&self, out: &mut Vec<u8>, ctx: &mut RenderContext) -> Result<(), String> {
+    pub fn render(&self, out: &mut Vec<u8>, ctx: &mut RenderContext) -> Result<(), TemplateError> {
         let mut digits = itoa::Buffer::new();
         for part in &self.parts {
             match part {
@@ -140,7 +156,7 @@ impl Template {
                 }
                 Part::Captured(name) => match ctx.captures.get(name) {
                     Some(value) => out.extend_from_slice(value),
-                    None => return Err(format!("capture {{{name}}} has no value")),
+                    None => return Err(TemplateError::NoValue { name: name.clone() }),
                 },
             }
         }
@@ -149,7 +165,7 @@ impl Template {
 }
 
 /// What `{inner}` means: a placeholder, or `None` for literal text.
-fn placeholder(inner: &str, captures: Option<&[String]>) -> Result<Option<Part>, String> {
+fn placeholder(inner: &str, captures: Option<&[String]>) -> Result<Option<Part>, TemplateError> {
     if inner == "n" {
         return Ok(Some(Part::Sequence));
     }
@@ -157,9 +173,12 @@ fn placeholder(inner: &str, captures: Option<&[String]>) -> Result<Option<Part>,
         return Ok(Some(Part::Uuid));
     }
     if let Some(k) = inner.strip_prefix("n%") {
-        let k: u64 =
-            k.parse().ok().filter(|k| *k > 0).ok_or_else(|| {
-                format!("{{{inner}}}: K in {{n%K}} must be a whole number above 0")
+        let k: u64 = k
+            .parse()
+            .ok()
+            .filter(|k| *k > 0)
+            .ok_or_else(|| TemplateError::Modulo {
+                inner: inner.to_string(),
             })?;
         return Ok(Some(Part::SequenceModulo(k)));
     }
@@ -168,7 +187,9 @@ fn placeholder(inner: &str, captures: Option<&[String]>) -> Result<Option<Part>,
             .split_once('-')
             .and_then(|(a, b)| Some((a.trim().parse::<u64>().ok()?, b.trim().parse::<u64>().ok()?)))
             .filter(|(a, b)| a <= b)
-            .ok_or_else(|| format!("{{{inner}}}: write {{rand:A-B}} with whole numbers A <= B"))?;
+            .ok_or_else(|| TemplateError::Range {
+                inner: inner.to_string(),
+            })?;
         let span = (bounds.1 - bounds.0).saturating_add(1);
         return Ok(Some(Part::Random {
             low: bounds.0,
@@ -187,9 +208,10 @@ fn placeholder(inner: &str, captures: Option<&[String]>) -> Result<Option<Part>,
         } else {
             captures.join(", ")
         };
-        return Err(format!(
-            "{{{inner}}} names no capture of an earlier step (captured so far: {known})"
-        ));
+        return Err(TemplateError::UnknownCapture {
+            inner: inner.to_string(),
+            known,
+        });
     }
     Ok(None)
 }
@@ -281,7 +303,18 @@ mod tests {
     #[test]
     fn bad_placeholders_and_unknown_captures_are_errors() {
         assert!(Template::parse("{n%0}", None).is_err());
-        assert!(Template::parse("{rand:9-2}", None).is_err());
+        // One past u64: the message says the range, not a parse failure.
+        let too_big = Template::parse("{n%18446744073709551616}", None).unwrap_err();
+        assert!(matches!(too_big, TemplateError::Modulo { .. }));
+        assert!(
+            too_big
+                .to_string()
+                .contains("from 1 to 18446744073709551615")
+        );
+        assert!(matches!(
+            Template::parse("{rand:9-2}", None),
+            Err(TemplateError::Range { .. })
+        ));
         let names = vec!["token".to_string()];
         assert!(Template::parse("Bearer {tokn}", Some(&names)).is_err());
         assert!(Template::parse("Bearer {token}", Some(&names)).is_ok());
@@ -304,7 +337,13 @@ mod tests {
             captures: &NoCaptures,
         };
         let error = t.render(&mut Vec::new(), &mut ctx).unwrap_err();
-        assert!(error.contains("{token}"), "{error}");
+        assert_eq!(
+            error,
+            TemplateError::NoValue {
+                name: "token".into()
+            }
+        );
+        assert!(error.to_string().contains("{token}"), "{error}");
     }
 
     #[test]

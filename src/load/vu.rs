@@ -137,12 +137,25 @@ async fn run_iteration(
     None
 }
 
+/// Why a step of an iteration failed; the iteration stops there.
+#[derive(Debug, thiserror::Error)]
+enum StepFailure {
+    #[error(transparent)]
+    Render(#[from] super::template::TemplateError),
+    #[error("{} error", .0.name())]
+    Transport(ErrorKind),
+    #[error("answered {status}, expected {expected}")]
+    Status { status: u16, expected: String },
+    #[error("capture {name} ({source_text}) found nothing in the answer")]
+    Capture { name: String, source_text: String },
+}
+
 async fn run_step(
     shared: &Shared,
     step: &Step,
     user: &mut User,
     sequence: u64,
-) -> Result<(), String> {
+) -> Result<(), StepFailure> {
     let began = Instant::now();
     let deadline = tokio::time::Instant::from(began + shared.plan.timeout);
     let mut ctx = RenderContext {
@@ -159,7 +172,7 @@ async fn run_step(
         Ok(bytes) => bytes,
         Err(why) => {
             shared.note_error(ErrorKind::Capture, began);
-            return Err(why);
+            return Err(why.into());
         }
     };
     user.collected.want_body = step
@@ -183,7 +196,7 @@ async fn run_step(
         Err(kind) => {
             user.link.drop_connection(shared);
             shared.note_error(kind, began);
-            return Err(format!("{} error", kind.name()));
+            return Err(StepFailure::Transport(kind));
         }
     };
     shared.note_answer();
@@ -198,16 +211,19 @@ async fn run_step(
         }
     }
     if !step.expect.accepts(status) {
-        return Err(format!("answered {status}, expected {}", step.expect));
+        return Err(StepFailure::Status {
+            status,
+            expected: step.expect.to_string(),
+        });
     }
     for capture in &step.captures {
         match extract(capture, &user.collected.headers, &user.collected.body) {
             Some(value) => user.captured.set(&capture.name, value),
             None => {
-                return Err(format!(
-                    "capture {} ({}) found nothing in the answer",
-                    capture.name, capture.source
-                ));
+                return Err(StepFailure::Capture {
+                    name: capture.name.clone(),
+                    source_text: capture.source.to_string(),
+                });
             }
         }
     }

@@ -25,7 +25,7 @@ pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
-pub use sample::{Metric, RESOURCE_PREFIXES, Sample, Series};
+pub use sample::{Metric, RESOURCE_PREFIXES, Resource, ResourceFamily, Sample, Series};
 pub use sequential::{SequentialResult, SequentialSettings, SequentialStop};
 pub use soak::{SoakResult, SoakSettings};
 pub use verdict::{
@@ -264,7 +264,7 @@ impl RouteResult {
 
     /// Whether this route's verdict is a leak (after the gate).
     pub fn is_leak(&self) -> bool {
-        self.verdict.as_ref().is_some_and(|v| v.leak)
+        self.verdict.as_ref().is_some_and(|v| v.fails_gate)
     }
 
     /// Errors and non-2xx responses over every cycle.

@@ -91,7 +91,12 @@ impl Sample {
         match series {
             Series::Memory(metric) => Some(self.get(*metric) as f64),
             Series::Counter(name) => *self.counters.get(name)?,
-            Series::Resource(name) => Some(self.resources.get(name).copied().unwrap_or(0.0)),
+            Series::Resource(resource) => Some(
+                self.resources
+                    .get(resource.full_name())
+                    .copied()
+                    .unwrap_or(0.0),
+            ),
         }
     }
 }
@@ -105,11 +110,71 @@ impl Sample {
 pub enum Series {
     Memory(Metric),
     Counter(String),
-    Resource(String),
+    Resource(Resource),
 }
 
-/// Names of the automatic handle, listener and DOM series start with these
-/// (`dom.` for a page's DOM nodes, documents and JS event listeners).
+/// The families of counted series leakcheck reads by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ResourceFamily {
+    /// A Node handle or request type (`process.getActiveResourcesInfo()`).
+    ActiveResource,
+    /// Listeners of one event on one of Node's emitters (`process.exit`).
+    Listener,
+    /// A page's DOM count (`Performance.getMetrics`: Nodes, Documents,
+    /// JSEventListeners).
+    Dom,
+}
+
+impl ResourceFamily {
+    pub const ALL: [ResourceFamily; 3] = [
+        ResourceFamily::ActiveResource,
+        ResourceFamily::Listener,
+        ResourceFamily::Dom,
+    ];
+
+    /// What its series' names start with in the JSON (and in `Sample.resources`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            ResourceFamily::ActiveResource => "active_resources.",
+            ResourceFamily::Listener => "listeners.",
+            ResourceFamily::Dom => "dom.",
+        }
+    }
+}
+
+/// One counted series: its family and its name within it (`Timeout`,
+/// `process.exit`, `Nodes`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Resource {
+    pub family: ResourceFamily,
+    pub name: String,
+    /// `prefix + name`, the key of `Sample.resources` and the JSON's name.
+    full: String,
+}
+
+impl Resource {
+    pub fn new(family: ResourceFamily, name: &str) -> Resource {
+        Resource {
+            family,
+            name: name.to_string(),
+            full: format!("{}{name}", family.prefix()),
+        }
+    }
+
+    /// The series a `Sample.resources` key names, if it is one of ours.
+    pub fn parse(full: &str) -> Option<Resource> {
+        ResourceFamily::ALL.into_iter().find_map(|family| {
+            let name = full.strip_prefix(family.prefix())?;
+            Some(Resource::new(family, name))
+        })
+    }
+
+    pub fn full_name(&self) -> &str {
+        &self.full
+    }
+}
+
+/// Names of the automatic handle, listener and DOM series start with these.
 pub const RESOURCE_PREFIXES: [&str; 3] = ["active_resources.", "listeners.", "dom."];
 
 impl Series {
@@ -121,7 +186,8 @@ impl Series {
     pub fn name(&self) -> &str {
         match self {
             Series::Memory(metric) => metric.label(),
-            Series::Counter(name) | Series::Resource(name) => name,
+            Series::Counter(name) => name,
+            Series::Resource(resource) => resource.full_name(),
         }
     }
 
@@ -156,9 +222,11 @@ impl Serialize for Series {
 impl<'de> Deserialize<'de> for Series {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        Ok(match Metric::from_label(&name) {
-            Some(metric) => Series::Memory(metric),
-            None if RESOURCE_PREFIXES.iter().any(|p| name.starts_with(p)) => Series::Resource(name),
+        if let Some(metric) = Metric::from_label(&name) {
+            return Ok(Series::Memory(metric));
+        }
+        Ok(match Resource::parse(&name) {
+            Some(resource) => Series::Resource(resource),
             None => Series::Counter(name),
         })
     }
@@ -173,7 +241,8 @@ mod tests {
         for series in [
             Series::HEAP_USED,
             Series::Counter("sessions".into()),
-            Series::Resource("active_resources.Timeout".into()),
+            Series::Resource(Resource::new(ResourceFamily::ActiveResource, "Timeout")),
+            Series::Resource(Resource::new(ResourceFamily::Listener, "process.exit")),
         ] {
             let json = serde_json::to_string(&series).unwrap();
             let back: Series = serde_json::from_str(&json).unwrap();

@@ -170,7 +170,10 @@ pub struct Figure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub kind: VerdictKind,
-    pub leak: bool,
+    /// The route fails the gate: a leak kind, above `--max-retained` when
+    /// one is given. Named `leak` in the JSON, as scripts read it.
+    #[serde(rename = "leak")]
+    pub fails_gate: bool,
     /// One sentence quoting the figures.
     pub summary: String,
     /// What to do, from the method's table.

@@ -39,10 +39,29 @@ pub enum ActionError {
     Unknown(String),
     #[error("--action {0:?} needs {1}")]
     Missing(String, &'static str),
-    #[error("{action}: {message}")]
-    Failed { action: String, message: String },
+    #[error("{action}: {failure}")]
+    Failed {
+        action: String,
+        failure: PageFailure,
+    },
     #[error(transparent)]
     Inspector(#[from] InspectorError),
+}
+
+/// Why an action did not do its work in the page: the iteration fails,
+/// the run goes on.
+#[derive(Debug, thiserror::Error)]
+pub enum PageFailure {
+    /// The page's script threw (a selector that matches nothing included).
+    #[error("{0}")]
+    Threw(String),
+    /// The protocol refused the call (a navigation destroyed the context).
+    #[error(transparent)]
+    Protocol(InspectorError),
+    #[error("the page did not load within {} s", WAIT_LIMIT.as_secs())]
+    NotLoaded,
+    #[error("no element matched {selector:?} within {} s", WAIT_LIMIT.as_secs(), selector = .0)]
+    NoMatch(String),
 }
 
 impl Action {
@@ -104,9 +123,9 @@ impl Action {
 
     /// Performs the action in the page behind `page`.
     pub async fn perform(&self, page: &Inspector) -> Result<(), ActionError> {
-        let failed = |message: String| ActionError::Failed {
+        let failed = |failure: PageFailure| ActionError::Failed {
             action: self.describe(),
-            message,
+            failure,
         };
         match self {
             Action::Click(selector) => {
@@ -147,10 +166,7 @@ impl Action {
                 let probe = format!("document.querySelector({}) !== null", json!(selector));
                 while in_page(page, &probe).await.map_err(failed)? != Value::Bool(true) {
                     if started.elapsed() > WAIT_LIMIT {
-                        return Err(failed(format!(
-                            "no element matched {selector:?} within {} s",
-                            WAIT_LIMIT.as_secs()
-                        )));
+                        return Err(failed(PageFailure::NoMatch(selector.clone())));
                     }
                     tokio::time::sleep(POLL).await;
                 }
@@ -173,16 +189,16 @@ fn element_call(selector: &str, body: &str) -> String {
 }
 
 /// Evaluates in the page, awaiting a promise; a thrown error is the message.
-async fn in_page(page: &Inspector, expression: &str) -> Result<Value, String> {
+async fn in_page(page: &Inspector, expression: &str) -> Result<Value, PageFailure> {
     match page.evaluate_promise(expression).await {
         Ok(value) => Ok(value),
-        Err(InspectorError::Evaluation { message, .. }) => Err(message),
-        Err(other) => Err(other.to_string()),
+        Err(InspectorError::Evaluation { message, .. }) => Err(PageFailure::Threw(message)),
+        Err(other) => Err(PageFailure::Protocol(other)),
     }
 }
 
 /// Waits until the document has loaded again (after a navigation).
-pub async fn wait_loaded(page: &Inspector) -> Result<(), String> {
+pub async fn wait_loaded(page: &Inspector) -> Result<(), PageFailure> {
     let started = Instant::now();
     // A navigation replaces the document only after a moment; give it one
     // poll before trusting `complete`.
@@ -192,10 +208,7 @@ pub async fn wait_loaded(page: &Inspector) -> Result<(), String> {
             return Ok(());
         }
         if started.elapsed() > WAIT_LIMIT {
-            return Err(format!(
-                "the page did not load within {} s",
-                WAIT_LIMIT.as_secs()
-            ));
+            return Err(PageFailure::NotLoaded);
         }
         tokio::time::sleep(POLL).await;
     }

@@ -18,6 +18,8 @@ const DOM_METRICS: [&str; 3] = ["Nodes", "Documents", "JSEventListeners"];
 
 pub struct PageProbe {
     pub page: Inspector,
+    /// Where the current cycle's loop statistics started.
+    loop_mark: Option<super::loop_stats::Mark>,
 }
 
 impl PageProbe {
@@ -25,7 +27,10 @@ impl PageProbe {
     pub async fn new(page: Inspector) -> Result<PageProbe, ProbeError> {
         page.call("Performance.enable", json!({})).await?;
         page.call("Page.enable", json!({})).await?;
-        Ok(PageProbe { page })
+        Ok(PageProbe {
+            page,
+            loop_mark: None,
+        })
     }
 }
 
@@ -37,6 +42,22 @@ impl Probe for PageProbe {
 
     fn inspector(&self) -> Option<&Inspector> {
         Some(&self.page)
+    }
+
+    async fn start_loop_stats(&mut self) -> Result<(), ProbeError> {
+        self.loop_mark = Some(super::loop_stats::start(&self.page).await?);
+        Ok(())
+    }
+
+    async fn take_loop_stats(&mut self) -> Result<Option<crate::model::LoopStats>, ProbeError> {
+        match self.loop_mark.take() {
+            Some(mark) => Ok(super::loop_stats::take(&self.page, mark).await?),
+            None => Ok(None),
+        }
+    }
+
+    async fn stop_loop_stats(&mut self) {
+        super::loop_stats::stop(&self.page).await;
     }
 
     async fn collect_garbage(&mut self) -> Result<(), ProbeError> {

@@ -25,7 +25,7 @@ body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: 
 h1 { font-size: 1.5rem; margin: 0 0 .25rem; } h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; border-top: 1px solid #ccc; padding-top: 1rem; }
 .meta { color: #444; margin: 0 0 1rem; } code { font-size: .92em; }
 .verdict { border-left: 6px solid #555; padding: .5rem .9rem; background: #f6f6f6; margin: .5rem 0 1rem; }
-.verdict.leak { border-color: #B00020; background: #fff3f3; } .verdict.clean { border-color: #00795C; background: #f1fbf7; }
+.verdict.fails_gate { border-color: #B00020; background: #fff3f3; } .verdict.clean { border-color: #00795C; background: #f1fbf7; }
 .kind { font-weight: 700; text-transform: uppercase; letter-spacing: .03em; }
 .findings { margin: .3rem 0 0 1.2rem; padding: 0; } .action { margin: .3rem 0 0; }
 .charts { display: flex; flex-wrap: wrap; gap: .5rem 1rem; } .charts figure { margin: 0; }
@@ -94,7 +94,11 @@ fn render_overview(out: &mut String, result: &RunResult) {
     );
     for (index, route) in result.routes.iter().enumerate() {
         let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
-            format!("{}{}", v.kind.name(), if v.leak { " (leak)" } else { "" })
+            format!(
+                "{}{}",
+                v.kind.name(),
+                if v.fails_gate { " (leak)" } else { "" }
+            )
         });
         let retained = route.figure().map_or("–".to_string(), |f| {
             format!("{} ({})", per_request(f.bytes_per_request), f.metric)
@@ -146,7 +150,7 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
     );
     match &route.verdict {
         Some(v) => {
-            let class = if v.leak {
+            let class = if v.fails_gate {
                 "leak"
             } else if v.kind == VerdictKind::NoRetention {
                 "clean"
@@ -157,7 +161,7 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
                 out,
                 "<div class=\"verdict {class}\"><span class=\"kind\">{}{}</span> — {}<p class=\"action\"><b>What to do:</b> {}</p>",
                 v.kind.name(),
-                if v.leak { " (leak)" } else { "" },
+                if v.fails_gate { " (leak)" } else { "" },
                 esc(&v.summary),
                 esc(&v.action)
             );

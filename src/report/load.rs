@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::load::Stop;
 use crate::model::LoadReport;
@@ -17,70 +17,73 @@ pub struct LoadSetting<'a> {
     pub rate: Option<f64>,
 }
 
-#[derive(Serialize)]
-struct Requests {
-    total: u64,
-    sent: u64,
-    average: f64,
+/// `requests` of the JSON: responses, requests sent, responses per second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Requests {
+    pub total: u64,
+    pub sent: u64,
+    pub average: f64,
 }
 
-#[derive(Serialize)]
-struct Throughput {
-    total: u64,
-    average: f64,
-    written: u64,
+/// `throughput` of the JSON: bytes read, their rate, bytes written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    pub total: u64,
+    pub average: f64,
+    pub written: u64,
 }
 
-#[derive(Serialize)]
-struct LoadJson<'a> {
-    schema_version: u32,
-    url: &'a str,
-    connections: usize,
-    amount: Option<u64>,
-    duration_limit_s: Option<f64>,
-    rate: Option<f64>,
+/// The JSON report of `leakcheck load`, as written and as read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadJson {
+    pub schema_version: u32,
+    pub url: String,
+    pub connections: usize,
+    pub amount: Option<u64>,
+    pub duration_limit_s: Option<f64>,
+    pub rate: Option<f64>,
     /// Seconds the run took.
-    duration: f64,
-    interrupted: bool,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    stalled: bool,
-    requests: Requests,
+    pub duration: f64,
+    pub interrupted: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stalled: bool,
+    pub requests: Requests,
     /// Hung up before the answer (`--abort`).
-    #[serde(skip_serializing_if = "crate::model::is_zero")]
-    aborted: u64,
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
+    pub aborted: u64,
     /// With `--scenario`: iterations that ran every step, those that
     /// stopped, their rate and why they stopped.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    iterations: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    failed_iterations: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    iterations_per_second: Option<f64>,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    failure_reasons: &'a [String],
-    latency: Option<&'a crate::model::LatencySummary>,
-    throughput: Throughput,
-    errors: u64,
-    errors_by_kind: &'a std::collections::BTreeMap<String, u64>,
-    timeouts: u64,
-    non2xx: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_iterations: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations_per_second: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_reasons: Vec<String>,
+    pub latency: Option<crate::model::LatencySummary>,
+    pub throughput: Throughput,
+    pub errors: u64,
+    pub errors_by_kind: std::collections::BTreeMap<String, u64>,
+    pub timeouts: u64,
+    pub non2xx: u64,
     #[serde(rename = "1xx")]
-    s1xx: u64,
+    pub s1xx: u64,
     #[serde(rename = "2xx")]
-    s2xx: u64,
+    pub s2xx: u64,
     #[serde(rename = "3xx")]
-    s3xx: u64,
+    pub s3xx: u64,
     #[serde(rename = "4xx")]
-    s4xx: u64,
+    pub s4xx: u64,
     #[serde(rename = "5xx")]
-    s5xx: u64,
-    reconnects: u64,
+    pub s5xx: u64,
+    pub reconnects: u64,
 }
 
 pub fn load_json(setting: &LoadSetting, report: &LoadReport) -> anyhow::Result<String> {
     let json = LoadJson {
         schema_version: 1,
-        url: setting.url,
+        url: setting.url.to_string(),
         connections: setting.connections,
         amount: match setting.stop {
             Stop::Requests(n) => Some(n),
@@ -98,20 +101,20 @@ pub fn load_json(setting: &LoadSetting, report: &LoadReport) -> anyhow::Result<S
         iterations: report.iterations,
         failed_iterations: report.failed_iterations,
         iterations_per_second: report.iterations_per_second,
-        failure_reasons: &report.failure_reasons,
+        failure_reasons: report.failure_reasons.clone(),
         requests: Requests {
             total: report.responses,
             sent: report.requests,
             average: report.requests_per_second,
         },
-        latency: report.latency_ms.as_ref(),
+        latency: report.latency_ms.clone(),
         throughput: Throughput {
             total: report.bytes_read,
             average: report.throughput_bytes_per_second,
             written: report.bytes_written,
         },
         errors: report.errors,
-        errors_by_kind: &report.errors_by_kind,
+        errors_by_kind: report.errors_by_kind.clone(),
         timeouts: report.timeouts,
         non2xx: report.non_2xx,
         s1xx: report.status.s1xx,

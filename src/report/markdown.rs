@@ -39,7 +39,7 @@ impl Exporter for MarkdownExporter {
         let _ = writeln!(out, "|---|---|--:|---|--:|");
         for route in &result.routes {
             let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
-                format!("{}{}", v.kind.name(), if v.leak { " ⚠" } else { "" })
+                format!("{}{}", v.kind.name(), if v.fails_gate { " ⚠" } else { "" })
             });
             let retained = route.figure().map_or("–".to_string(), |f| {
                 format!("{} ({})", per_request(f.bytes_per_request), f.metric)

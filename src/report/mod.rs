@@ -3,6 +3,7 @@
 
 pub mod baseline;
 mod diagnosis_view;
+pub mod heap;
 pub mod html;
 mod json;
 pub mod load;
@@ -17,7 +18,7 @@ mod terminal;
 pub use html::HtmlExporter;
 pub use json::JsonExporter;
 pub use markdown::MarkdownExporter;
-pub use output::{OutputTarget, to_stderr, to_stdout};
+pub use output::{OutputProps, OutputTarget, to_stderr, to_stdout};
 pub use terminal::TerminalExporter;
 
 use crate::model::RunResult;
@@ -52,7 +53,7 @@ pub fn pretty_json(value: &impl serde::Serialize) -> anyhow::Result<String> {
 
 /// Writes every report the user asked for: the terminal table on stdout
 /// (on stderr when another format takes stdout), then the files.
-pub fn emit_all(result: &RunResult, output: &crate::cli::OutputProps) -> anyhow::Result<()> {
+pub fn emit_all(result: &RunResult, output: &OutputProps) -> anyhow::Result<()> {
     let table = TerminalExporter.render(result)?;
     let stdout_taken = [&output.json, &output.markdown]
         .into_iter()
@@ -84,10 +85,7 @@ pub fn emit_all(result: &RunResult, output: &crate::cli::OutputProps) -> anyhow:
 }
 
 /// Adds the comparison with `--baseline`, if one was asked for.
-pub fn attach_comparison(
-    result: &mut RunResult,
-    output: &crate::cli::OutputProps,
-) -> anyhow::Result<()> {
+pub fn attach_comparison(result: &mut RunResult, output: &OutputProps) -> anyhow::Result<()> {
     if let Some(path) = &output.baseline {
         let previous = baseline::load_result(path)?;
         result.comparison = Some(baseline::compare(&previous, result, path, output.tolerance));

@@ -10,6 +10,18 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+/// Where a run's reports go, and the release result they are compared
+/// with, as plain values (the CLI fills it).
+#[derive(Debug, Clone, Default)]
+pub struct OutputProps {
+    pub json: Option<OutputTarget>,
+    pub html: Option<OutputTarget>,
+    pub markdown: Option<OutputTarget>,
+    pub baseline: Option<String>,
+    /// A fraction (0.2 for 20 %).
+    pub tolerance: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputTarget {
     Stdout,

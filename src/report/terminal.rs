@@ -149,7 +149,7 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
                 out,
                 "verdict: {}{}: {}",
                 v.kind.name(),
-                if v.leak { " (leak)" } else { "" },
+                if v.fails_gate { " (leak)" } else { "" },
                 v.summary
             )?;
             writeln!(out, "  what to do: {}", v.action)?;

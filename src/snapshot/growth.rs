@@ -25,7 +25,7 @@ use serde::Serialize;
 use super::graph::{HeapGraph, NodeType, StringId};
 use super::tally::{EarlierTally, NONE, RawTally, raw_tally};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct GrowthRow {
     /// `type:name`, as the method's comparison script prints it.
     pub key: String,

@@ -1,6 +1,6 @@
 //! The serialisable results of `inspect` and `diff`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Analysis;
 use super::classes::{ClassIndex, ClassTotals, summarise};
@@ -36,7 +36,7 @@ fn drop_minor_holders(holders: &mut Vec<Holder>) {
     });
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassRow {
     pub class: String,
     pub count: u64,
@@ -44,7 +44,7 @@ pub struct ClassRow {
     pub retained_size: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ObjectRow {
     pub id: u32,
     pub class: String,
@@ -54,7 +54,7 @@ pub struct ObjectRow {
     pub distance: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     pub file_bytes: u64,
     pub nodes: u64,
@@ -65,7 +65,7 @@ pub struct Totals {
     pub unreachable_nodes: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InspectReport {
     pub schema_version: u32,
     pub totals: Totals,
@@ -73,7 +73,7 @@ pub struct InspectReport {
     pub largest_retainers: Vec<ObjectRow>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffReport {
     pub schema_version: u32,
     pub before: Totals,

@@ -7,8 +7,8 @@
 use super::handles::{describe as describe_handles, growing_handles};
 use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor, rss_noise_floor};
 use crate::model::{
-    CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, RetainedPerRequest, Sample,
-    Series, Trend, Unit, Verdict, VerdictKind,
+    CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, Resource, RetainedPerRequest,
+    Sample, Series, Trend, Unit, Verdict, VerdictKind,
 };
 use crate::units::{MB, mb, per_request};
 
@@ -78,7 +78,10 @@ pub fn judge(
         .chain(cycles.iter().map(|c| &c.after_gc))
         .flat_map(|s| s.resources.keys())
         .collect();
-    let resources = resources.into_iter().cloned().map(Series::Resource);
+    let resources = resources
+        .into_iter()
+        .filter_map(|name| Resource::parse(name))
+        .map(Series::Resource);
     let fits: Vec<MetricFit> = MEMORY_SERIES
         .into_iter()
         .chain(counters)
@@ -128,7 +131,7 @@ pub fn judge(
     }
     let verdict = Verdict {
         kind: choice.kind,
-        leak,
+        fails_gate: leak,
         summary: choice.summary,
         action: choice.action,
         findings,

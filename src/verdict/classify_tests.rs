@@ -67,7 +67,7 @@ fn method_churn_is_no_retention() {
         "{}",
         verdict.summary
     );
-    assert!(!verdict.leak);
+    assert!(!verdict.fails_gate);
     assert!(
         verdict.summary.contains("6.6 → 7.3 → 7.4 → 7.4 MB"),
         "{}",
@@ -82,7 +82,7 @@ fn method_leak_is_retention_at_043_kb() {
     let (baseline, cycles) = method_leak();
     let (verdict, retained) = judge(&baseline, &cycles, Options::default()).unwrap();
     assert_eq!(verdict.kind, VerdictKind::Retention);
-    assert!(verdict.leak);
+    assert!(verdict.fails_gate);
     assert!(
         verdict.summary.contains("0.43 KB kept per request"),
         "{}",
@@ -102,14 +102,14 @@ fn method_leak_is_retention_at_043_kb() {
         .unwrap()
         .0
     };
-    assert!(!gated(1.0).leak);
+    assert!(!gated(1.0).fails_gate);
     assert!(
         gated(1.0)
             .findings
             .iter()
             .any(|f| f.kind == FindingKind::WithinGate)
     );
-    assert!(gated(0.1).leak);
+    assert!(gated(0.1).fails_gate);
 }
 
 /// Three cycles of the method's buffer step (METHOD.md, step 4): each
@@ -163,7 +163,7 @@ fn fewer_than_two_steps_after_warm_up_is_never_a_leak() {
             "{n}: {}",
             verdict.summary
         );
-        assert!(!verdict.leak);
+        assert!(!verdict.fails_gate);
         assert!(verdict.action.contains(more), "{}", verdict.action);
         assert!(verdict.action.contains("--cycles 3"), "{}", verdict.action);
     }
@@ -180,7 +180,7 @@ fn a_cycle_without_success_is_inconclusive() {
     failed.non_2xx = 100;
     let (verdict, _) = judge(&baseline, &[failed], Options::default()).unwrap();
     assert_eq!(verdict.kind, VerdictKind::Inconclusive);
-    assert!(!verdict.leak);
+    assert!(!verdict.fails_gate);
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn counters_rising_without_memory_change_are_counter_growth() {
         "{}",
         verdict.summary
     );
-    assert!(verdict.leak);
+    assert!(verdict.fails_gate);
     assert!(
         verdict.summary.contains("sessions rises 1.000 per request"),
         "{}",
@@ -249,7 +249,7 @@ fn loaded_big_heap(heap_total: f64) -> (Sample, Vec<CycleResult>) {
 fn rss_noise_grows_with_the_heap_it_holds() {
     let (baseline, cycles) = loaded_big_heap(262.0);
     let big = judge(&baseline, &cycles, Options::default()).unwrap().0;
-    assert!(!big.leak, "{}", big.summary);
+    assert!(!big.fails_gate, "{}", big.summary);
     // The same megabytes of rss on a 20 MB heap are clear of its noise.
     let (baseline, cycles) = loaded_big_heap(20.0);
     let small = judge(&baseline, &cycles, Options::default()).unwrap().0;

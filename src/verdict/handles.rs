@@ -10,7 +10,7 @@
 //! A count that grows by half a handle per request or more is one left
 //! behind by a large share of requests: that is the `handle-growth` row.
 
-use crate::model::{MetricFit, Series, Trend};
+use crate::model::{MetricFit, ResourceFamily, Series, Trend};
 
 /// Handles (or listeners) per unit of work from which growth is a leak:
 /// at least every second request leaves one behind.
@@ -37,9 +37,12 @@ pub fn growing_handles(fits: &[MetricFit]) -> Vec<&MetricFit> {
 pub fn describe(fit: &MetricFit, unit: &str) -> String {
     let name = fit.metric.name();
     let rate = fit.slope_bytes_per_request;
-    let (what, fate) = match &fit.metric {
-        Series::Resource(_) if name.starts_with("active_resources.") => {
-            let kind = &name["active_resources.".len()..];
+    let Series::Resource(resource) = &fit.metric else {
+        return format!("{rate:.2} per {unit} ({name})");
+    };
+    let kind = resource.name.as_str();
+    let (what, fate) = match resource.family {
+        ResourceFamily::ActiveResource => {
             let fate = match kind {
                 "Timeout" | "Immediate" => "is never cleared (clearTimeout/clearInterval)",
                 k if k.contains("Socket") || k.contains("TCP") || k.contains("Pipe") => {
@@ -49,8 +52,7 @@ pub fn describe(fit: &MetricFit, unit: &str) -> String {
             };
             (format!("`{kind}`"), fate)
         }
-        _ if name.starts_with("dom.") => {
-            let kind = &name["dom.".len()..];
+        ResourceFamily::Dom => {
             let fate = match kind {
                 "JSEventListeners" => {
                     "is added and never removed (removeEventListener, or an AbortSignal)"
@@ -61,11 +63,8 @@ pub fn describe(fit: &MetricFit, unit: &str) -> String {
             };
             (format!("`{kind}`"), fate)
         }
-        _ => {
-            let (target, event) = name
-                .trim_start_matches("listeners.")
-                .split_once('.')
-                .unwrap_or(("", name));
+        ResourceFamily::Listener => {
+            let (target, event) = kind.split_once('.').unwrap_or(("", kind));
             (
                 format!("`{event}` listener on {target}"),
                 "is added and never removed (off/removeListener, or once)",
@@ -78,10 +77,11 @@ pub fn describe(fit: &MetricFit, unit: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Resource;
 
     fn fit(name: &str, slope: f64, trend: Trend) -> MetricFit {
         MetricFit {
-            metric: Series::Resource(name.into()),
+            metric: Series::Resource(Resource::parse(name).expect("a resource name")),
             slope_bytes_per_request: slope,
             increments: Vec::new(),
             noise_bytes: 4.0,

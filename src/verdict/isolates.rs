@@ -224,7 +224,9 @@ pub fn fold_into(verdict: &mut Verdict, isolates: &[IsolateResult], unit: &str) 
     verdict
         .findings
         .retain(|f| f.kind != FindingKind::FixedRequest);
-    verdict.leak = summed.map_or(growing.iter().any(|i| i.verdict.leak), |s| s.verdict.leak);
+    verdict.fails_gate = summed.map_or(growing.iter().any(|i| i.verdict.fails_gate), |s| {
+        s.verdict.fails_gate
+    });
     verdict.summary = match growing.as_slice() {
         [one] => format!(
             "{who}: {} (the main isolate reads {main_row})",
@@ -329,7 +331,7 @@ mod tests {
         ]);
         assert_eq!(isolates[0].verdict.kind, VerdictKind::Retention);
         assert_eq!(verdict.kind, VerdictKind::Retention);
-        assert!(verdict.leak);
+        assert!(verdict.fails_gate);
         assert!(
             verdict.summary.starts_with("worker 1"),
             "{}",

@@ -3,6 +3,7 @@
 //! route from the rows of the method's reading table (`classify`).
 
 pub mod action;
+pub mod budget;
 mod classify;
 mod findings;
 pub mod fit;

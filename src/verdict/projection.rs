@@ -111,7 +111,7 @@ mod tests {
             }),
             verdict: Some(Verdict {
                 kind,
-                leak: kind.is_leak(),
+                fails_gate: kind.is_leak(),
                 summary: String::new(),
                 action: String::new(),
                 findings: Vec::new(),

@@ -289,7 +289,7 @@ fn judged(baseline: &Sample, cycles: &[CycleResult], options: Options) -> Option
 fn undecided(raw: Judged, state: SequentialResult, summary: String) -> Look {
     let mut verdict = raw.verdict;
     verdict.kind = VerdictKind::Inconclusive;
-    verdict.leak = false;
+    verdict.fails_gate = false;
     verdict.summary = summary;
     verdict.action = "Let the run reach a decision or its budget (--max-requests), or raise \
                       --max-requests; a few small cycles cannot yet tell a small leak from none."

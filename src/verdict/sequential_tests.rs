@@ -90,7 +90,7 @@ fn before_a_decision_a_flat_look_is_inconclusive_not_a_pass() {
     assert!(!early.stops());
     assert_eq!(early.state.stopped, SequentialStop::Undecided);
     assert_eq!(early.verdict.kind, VerdictKind::Inconclusive);
-    assert!(!early.verdict.leak);
+    assert!(!early.verdict.fails_gate);
 }
 
 #[test]

@@ -222,7 +222,7 @@ fn a_leak_inside_a_worker_thread_is_judged_and_diagnosed_in_the_worker() {
     // The worker that keeps nothing is judged too, and clean.
     assert_eq!(echo.isolates.len(), 1);
     assert_ne!(verdict_of(echo).kind, VerdictKind::Retention);
-    assert!(!verdict_of(echo).leak);
+    assert!(!verdict_of(echo).fails_gate);
 }
 
 /// Workers leakcheck cannot read served every request: a clean verdict

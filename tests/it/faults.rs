@@ -6,6 +6,8 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use leakcheck::commands::signals::SECOND_SIGNAL_AFTER;
+
 use crate::util::*;
 
 /// Runs leakcheck on the fault server with `route` and `extra` flags (JSON
@@ -187,7 +189,7 @@ fn a_second_ctrl_c_exits_at_once_and_the_target_still_dies() {
     wait_for_stderr(&mut guard, "stopping the target");
     // A second signal right behind the first is the same keypress (or a
     // group-wide SIGTERM); only one after SECOND_SIGNAL_AFTER cuts short.
-    std::thread::sleep(Duration::from_millis(600));
+    std::thread::sleep(SECOND_SIGNAL_AFTER + Duration::from_millis(100));
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
     let status = guard.wait_within(Duration::from_secs(10));
     assert_eq!(status.code(), Some(2));

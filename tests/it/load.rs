@@ -7,7 +7,14 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use leakcheck::report::load::LoadJson;
+
 use crate::util::*;
+
+/// `leakcheck load --json` read back into its type.
+fn read_load(stdout: &str) -> LoadJson {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
 
 /// The test server, stopped when dropped.
 struct LoadServer {
@@ -51,12 +58,12 @@ impl LoadServer {
     }
 }
 
-fn load(args: &[&str]) -> (Finished, serde_json::Value) {
+fn load(args: &[&str]) -> (Finished, LoadJson) {
     let mut all = vec!["load", "--json", "-", "-q"];
     all.extend_from_slice(args);
     let finished = run_leakcheck(&all);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    let json = finished.json();
+    let json = read_load(&finished.stdout);
     (finished, json)
 }
 
@@ -64,12 +71,12 @@ fn load(args: &[&str]) -> (Finished, serde_json::Value) {
 fn exact_count_is_what_the_server_saw() {
     let server = LoadServer::start();
     let (_, json) = load(&[&server.url("/hit"), "-c", "7", "-a", "3001"]);
-    assert_eq!(json["requests"]["total"], 3001);
-    assert_eq!(json["2xx"], 3001);
-    assert_eq!(json["errors"], 0);
+    assert_eq!(json.requests.total, 3001);
+    assert_eq!(json.s2xx, 3001);
+    assert_eq!(json.errors, 0);
     assert_eq!(server.seen(), 3001, "not one request more or less");
-    assert!(json["latency"]["p99"].as_f64().unwrap() > 0.0);
-    assert!(json["throughput"]["total"].as_u64().unwrap() > 3001 * 5);
+    assert!(json.latency.as_ref().unwrap().p99 > 0.0);
+    assert!(json.throughput.total > 3001 * 5);
 }
 
 #[test]
@@ -84,11 +91,11 @@ fn chunked_and_large_bodies_are_read_whole() {
         "--route",
         "/big",
     ]);
-    assert_eq!(json["2xx"], 500);
-    assert_eq!(json["errors"], 0);
-    assert_eq!(json["reconnects"], 0, "keep-alive survives chunked bodies");
+    assert_eq!(json.s2xx, 500);
+    assert_eq!(json.errors, 0);
+    assert_eq!(json.reconnects, 0, "keep-alive survives chunked bodies");
     // 250 chunked bodies of 4004 bytes and 250 of 200 000.
-    assert!(json["throughput"]["total"].as_u64().unwrap() > 250 * 204_004);
+    assert!(json.throughput.total > 250 * 204_004);
     assert_eq!(server.seen(), 500);
 }
 
@@ -96,9 +103,9 @@ fn chunked_and_large_bodies_are_read_whole() {
 fn server_closing_connections_gets_reconnects_not_errors() {
     let server = LoadServer::start();
     let (_, json) = load(&[&server.url("/close-every?n=5"), "-c", "4", "-a", "1000"]);
-    assert_eq!(json["2xx"], 1000);
-    assert_eq!(json["errors"], 0);
-    let reconnects = json["reconnects"].as_u64().unwrap();
+    assert_eq!(json.s2xx, 1000);
+    assert_eq!(json.errors, 0);
+    let reconnects = json.reconnects;
     assert!(
         (150..=200).contains(&reconnects),
         "about one reconnect per 5 requests: {reconnects}"
@@ -110,9 +117,9 @@ fn server_closing_connections_gets_reconnects_not_errors() {
 fn server_errors_are_counted_as_non_2xx() {
     let server = LoadServer::start();
     let (finished, json) = load(&[&server.url("/flaky"), "-c", "2", "-a", "400"]);
-    assert_eq!(json["5xx"], 100);
-    assert_eq!(json["2xx"], 300);
-    assert_eq!(json["non2xx"], 100);
+    assert_eq!(json.s5xx, 100);
+    assert_eq!(json.s2xx, 300);
+    assert_eq!(json.non2xx, 100);
     assert!(
         finished.stderr.contains("5xx 100"),
         "the summary shows them: {}",
@@ -145,11 +152,11 @@ fn a_server_that_never_answers_ends_the_run_after_one_timeout_window() {
         "{}",
         finished.stderr
     );
-    let json = finished.json();
-    assert_eq!(json["stalled"], true);
-    assert_eq!(json["timeouts"], 4, "the four requests in flight");
-    assert_eq!(json["2xx"], 0);
-    assert!(json["latency"].is_null(), "no response, no latency");
+    let json = read_load(&finished.stdout);
+    assert!(json.stalled);
+    assert_eq!(json.timeouts, 4, "the four requests in flight");
+    assert_eq!(json.s2xx, 0);
+    assert!(json.latency.is_none(), "no response, no latency");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
@@ -157,7 +164,7 @@ fn a_server_that_never_answers_ends_the_run_after_one_timeout_window() {
 fn duration_and_rate_limit_the_run() {
     let server = LoadServer::start();
     let (_, json) = load(&[&server.url("/hit"), "-c", "4", "-d", "1s", "-R", "200"]);
-    let total = json["requests"]["total"].as_u64().unwrap();
+    let total = json.requests.total;
     // 200 req/s for 1 s, scheduled: within a few of 200.
     assert!((190..=201).contains(&total), "{total}");
     assert_eq!(server.seen(), total);
@@ -220,9 +227,9 @@ fn ctrl_c_prints_what_was_measured() {
         .read_to_string(&mut stdout)
         .unwrap();
     assert_eq!(status.code(), Some(2));
-    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(json["interrupted"], true);
-    let total = json["requests"]["total"].as_u64().unwrap();
+    let json = read_load(&stdout);
+    assert!(json.interrupted);
+    let total = json.requests.total;
     assert!(total > 10, "requests before Ctrl-C are reported: {total}");
     assert_eq!(server.seen(), total);
 }

@@ -10,6 +10,7 @@ mod diagnose;
 mod faults;
 mod handles;
 mod hostile;
+mod layering;
 mod load;
 mod npm;
 mod page;

@@ -2,7 +2,7 @@
 //! returns a value or an error, never panics. (The `fuzz/` targets run the
 //! same parsers under libFuzzer on nightly.)
 
-use leakcheck::load::response::{ChunkedDecoder, parse_head};
+use leakcheck::net::response::{ChunkedDecoder, parse_head};
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 struct Bytes(u64);

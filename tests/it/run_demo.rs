@@ -24,7 +24,7 @@ fn keeping_route_is_retention_and_dropping_route_is_not() {
     let churn = result.route("/churn");
     let verdict = verdict_of(churn);
     assert_eq!(verdict.kind, VerdictKind::NoRetention, "{verdict:#?}");
-    assert!(!verdict.leak);
+    assert!(!verdict.fails_gate);
     assert_eq!(churn.cycles.len(), 3);
 
     let leak = result.route("/leak");
@@ -71,7 +71,7 @@ fn buffers_grow_off_heap_and_only_filled_ones_grow_rss() {
             "{name} heap stays nearly flat"
         );
         let verdict = verdict_of(result.route(name));
-        assert!(verdict.leak);
+        assert!(verdict.fails_gate);
         // The gate and the reports read the off-heap figure, not heapUsed.
         assert_eq!(verdict.figure.metric.name(), "arrayBuffers", "{verdict:#?}");
     }
@@ -141,7 +141,7 @@ fn one_cycle_is_never_called_a_leak() {
         .run(&demo_command(port));
     let result = finished.result();
     let verdict = verdict_of(&result.routes[0]);
-    assert!(!verdict.leak, "{verdict:#?}");
+    assert!(!verdict.fails_gate, "{verdict:#?}");
     assert_ne!(finished.code, 1, "{}", finished.stderr);
     if verdict.kind == VerdictKind::Inconclusive {
         assert!(verdict.action.contains("--cycles 3"), "{}", verdict.action);

@@ -81,7 +81,7 @@ fn failing_route_is_never_called_clean() {
     let route = &result.routes[0];
     let verdict = verdict_of(route);
     assert_eq!(verdict.kind, VerdictKind::Inconclusive);
-    assert!(!verdict.leak);
+    assert!(!verdict.fails_gate);
     assert!(verdict.summary.contains("no successful response"));
     assert_eq!(route.cycles[0].non_2xx, 200);
     assert!(port_is_free(port));

@@ -6,6 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use leakcheck::model::{Holder, HolderKind};
+use leakcheck::snapshot::{DiffReport, InspectReport};
+
 use crate::util::*;
 
 /// Runs a leak scenario from tests/targets/leaks, which writes
@@ -28,7 +31,7 @@ fn scenario(script: &str, count: u32) -> (tempfile::TempDir, PathBuf, PathBuf) {
     (dir, before, after)
 }
 
-fn diff(before: &Path, after: &Path) -> serde_json::Value {
+fn diff(before: &Path, after: &Path) -> DiffReport {
     let finished = run_leakcheck(&[
         "diff",
         before.to_str().unwrap(),
@@ -37,16 +40,16 @@ fn diff(before: &Path, after: &Path) -> serde_json::Value {
         "-",
     ]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    finished.json()
+    serde_json::from_str(&finished.stdout).expect("diff --json reads back as a DiffReport")
 }
 
 /// The holder named `name` (one holder is listed per grown class; which
 /// class grew most can vary with what the JIT compiled meanwhile).
-fn holder_named<'a>(json: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    let holders = json["holders"].as_array().unwrap();
+fn holder_named<'a>(report: &'a DiffReport, name: &str) -> &'a Holder {
+    let holders = &report.holders;
     holders
         .iter()
-        .find(|h| h["name"] == name)
+        .find(|h| h.name == name)
         .unwrap_or_else(|| panic!("no holder named {name}: {holders:#?}"))
 }
 
@@ -55,24 +58,19 @@ fn names_a_module_scope_array() {
     let (_dir, before, after) = scenario("module-array.mjs", 3000);
     let json = diff(&before, &after);
     let holder = holder_named(&json, "kept");
-    assert_eq!(holder["kind"], "closure or module variable");
-    assert_eq!(holder["holder_class"], "Array");
+    assert_eq!(holder.kind, HolderKind::ClosureVariable);
+    assert_eq!(holder.holder_class, "Array");
     assert!(
-        holder["script"]
-            .as_str()
+        holder
+            .script
+            .as_deref()
             .unwrap()
             .ends_with("module-array.mjs")
     );
-    assert!(holder["objects"].as_u64().unwrap() >= 3000);
-    let grown = &json["classes"][0];
-    let new_count = grown["new_count"].as_u64().unwrap();
-    assert!((3000..3010).contains(&new_count), "{grown:#}");
-    assert!(
-        holder["path_text"]
-            .as_str()
-            .unwrap()
-            .contains("[context kept]")
-    );
+    assert!(holder.objects >= 3000);
+    let grown = &json.classes[0];
+    assert!((3000..3010).contains(&grown.new_count), "{grown:#?}");
+    assert!(holder.path_text.contains("[context kept]"));
 }
 
 #[test]
@@ -80,7 +78,7 @@ fn names_a_map_cache() {
     let (_dir, before, after) = scenario("map-cache.mjs", 3000);
     let json = diff(&before, &after);
     let holder = holder_named(&json, "cache");
-    assert_eq!(holder["holder_class"], "Map");
+    assert_eq!(holder.holder_class, "Map");
 }
 
 #[test]
@@ -88,7 +86,7 @@ fn names_a_global_property_in_commonjs() {
     let (_dir, before, after) = scenario("global-property.cjs", 3000);
     let json = diff(&before, &after);
     let holder = holder_named(&json, "globalThis.sessionStore");
-    assert_eq!(holder["kind"], "global property");
+    assert_eq!(holder.kind, HolderKind::GlobalProperty);
 }
 
 #[test]
@@ -96,21 +94,20 @@ fn names_event_emitter_listeners() {
     let (_dir, before, after) = scenario("emitter.mjs", 3000);
     let json = diff(&before, &after);
     let holder = holder_named(&json, "bus._events.config-changed");
-    assert_eq!(holder["kind"], "event listener list", "{holder:#}");
+    assert_eq!(holder.kind, HolderKind::EventListenerList, "{holder:#?}");
 }
 
 #[test]
 fn names_closures_held_by_timers() {
     let (_dir, before, after) = scenario("timers.mjs", 3000);
     let json = diff(&before, &after);
-    let holder = json["holders"]
-        .as_array()
-        .unwrap()
+    let holder = json
+        .holders
         .iter()
-        .find(|h| h["class"] == "Timeout")
+        .find(|h| h.class == "Timeout")
         .expect("Timeout grew");
-    assert_eq!(holder["kind"], "timer list", "{holder:#}");
-    assert_eq!(holder["holder_class"], "TimersList");
+    assert_eq!(holder.kind, HolderKind::TimerList, "{holder:#?}");
+    assert_eq!(holder.holder_class, "TimersList");
 }
 
 #[test]
@@ -122,9 +119,9 @@ fn names_variables_replaced_by_chains_that_keep_the_old_value() {
     let json = diff(&before, &after);
     for variable in ["list", "handler"] {
         let holder = holder_named(&json, variable);
-        assert_eq!(holder["kind"], "closure or module variable", "{holder:#}");
-        assert_eq!(holder["slot"], variable, "{holder:#}");
-        assert!(holder["objects"].as_u64().unwrap() >= LINKS, "{holder:#}");
+        assert_eq!(holder.kind, HolderKind::ClosureVariable, "{holder:#?}");
+        assert_eq!(holder.slot.as_deref(), Some(variable), "{holder:#?}");
+        assert!(holder.objects >= LINKS, "{holder:#?}");
     }
 }
 
@@ -158,25 +155,22 @@ fn grew_by_self_size_is_the_seeds_tally_b_minus_a() {
             (k.clone(), count, size)
         })
         .collect();
-    let rows = json["grew_by_self_size"].as_array().unwrap();
+    let rows = &json.grew_by_self_size;
     assert!(rows.len() >= 5, "{rows:#?}");
     let largest = expected.iter().map(|e| e.2).max().unwrap();
-    assert_eq!(rows[0]["self_size_delta"].as_i64().unwrap(), largest);
+    assert_eq!(rows[0].self_size_delta, largest);
     for row in rows {
-        let key = row["key"].as_str().unwrap();
+        let key = row.key.as_str();
         let (count, size) = match expected.iter().find(|e| e.0 == key) {
             Some(e) => (e.1, e.2),
             // Only in A: what was freed, as a negative row.
             None => (-figure(&a["tally"], key, 0), -figure(&a["tally"], key, 1)),
         };
-        assert_eq!(row["count_delta"].as_i64().unwrap(), count, "{key}");
-        assert_eq!(row["self_size_delta"].as_i64().unwrap(), size, "{key}");
+        assert_eq!(row.count_delta, count, "{key}");
+        assert_eq!(row.self_size_delta, size, "{key}");
     }
     // The records the scenario keeps, spelt as the seed prints them.
-    assert!(
-        rows.iter().any(|r| r["key"] == "object:Object"),
-        "{rows:#?}"
-    );
+    assert!(rows.iter().any(|r| r.key == "object:Object"), "{rows:#?}");
 }
 
 #[test]
@@ -191,36 +185,40 @@ fn figures_match_an_independent_oracle() {
         "-",
     ]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    let ours = finished.json();
+    let ours: InspectReport =
+        serde_json::from_str(&finished.stdout).expect("inspect --json reads back");
+    // The oracle is a script of its own: its output is read as plain JSON.
     let oracle = oracle(&after);
+    let number = |value: &serde_json::Value| value.as_u64().expect("a whole number");
 
-    assert_eq!(ours["totals"]["nodes"], oracle["nodes"]);
-    assert_eq!(ours["totals"]["edges"], oracle["edges"]);
-    assert_eq!(
-        ours["totals"]["self_size"].as_f64(),
-        oracle["self_size"].as_f64()
-    );
+    assert_eq!(ours.totals.nodes, number(&oracle["nodes"]));
+    assert_eq!(ours.totals.edges, number(&oracle["edges"]));
+    assert_eq!(ours.totals.self_size, number(&oracle["self_size"]));
     let oracle_classes = oracle["classes"].as_array().unwrap();
-    for class in ours["classes"].as_array().unwrap() {
-        let name = class["class"].as_str().unwrap();
+    for class in &ours.classes {
+        let name = class.class.as_str();
         let theirs = oracle_classes
             .iter()
             .find(|c| c["class"] == name)
             .unwrap_or_else(|| panic!("oracle lacks {name}"));
-        for field in ["count", "self_size", "retained_size"] {
-            assert_eq!(
-                class[field].as_f64(),
-                theirs[field].as_f64(),
-                "{name} {field}"
-            );
-        }
+        assert_eq!(class.count, number(&theirs["count"]), "{name} count");
+        assert_eq!(
+            class.self_size,
+            number(&theirs["self_size"]),
+            "{name} self size"
+        );
+        assert_eq!(
+            class.retained_size,
+            number(&theirs["retained_size"]),
+            "{name} retained size"
+        );
     }
     let by_id = &oracle["retained_by_id"];
-    for object in ours["largest_retainers"].as_array().unwrap() {
-        let id = object["id"].to_string();
+    for object in &ours.largest_retainers {
+        let id = object.id.to_string();
         assert_eq!(
-            object["retained_size"].as_f64(),
-            by_id[&id].as_f64(),
+            object.retained_size,
+            number(&by_id[&id]),
             "retained size of @{id}"
         );
     }

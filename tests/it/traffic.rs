@@ -28,7 +28,7 @@ fn a_url_keyed_cache_shows_only_under_templated_requests() {
     // `{n%1}` is always 0: nothing grows, but the route is templated, so
     // the verdict must not claim every request was identical.
     let one_value = verdict_of(&result.routes[2]);
-    assert!(!one_value.leak, "{one_value:#?}");
+    assert!(!one_value.fails_gate, "{one_value:#?}");
     assert!(
         !one_value.has_finding(FindingKind::FixedRequest),
         "{one_value:#?}"
@@ -149,7 +149,7 @@ fn a_listener_leak_appears_only_when_clients_hang_up() {
         .run(&traffic(port));
     let verdict = verdict_of(&finished.result().routes[0]).clone();
     assert!(
-        !verdict.leak,
+        !verdict.fails_gate,
         "without hang-ups the listeners are removed: {verdict:#?}"
     );
 }
@@ -192,6 +192,37 @@ fn an_external_driver_is_measured_by_what_the_target_served() {
         (0.75..=1.25).contains(&ratio),
         "bytes per request: driver {external:.0}, built-in {builtin:.0}"
     );
+}
+
+/// GET /orders keeps nothing, POST /orders keeps every order: the
+/// diagnosis' extra cycle must send the driver's POSTs, or it snapshots a
+/// cycle in which nothing grew and names no holder.
+#[test]
+fn the_diagnosis_of_a_driver_only_leak_runs_the_driver_and_names_its_holder() {
+    let driver = format!(
+        "DRIVER_METHOD=POST {} {}",
+        node(),
+        repo_path("tests/targets/driver.mjs").display()
+    );
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/orders"])
+        .requests("1500")
+        .args(&["--load-cmd", &driver])
+        .run(&traffic(port));
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    let result = finished.result();
+    let route = &result.routes[0];
+    assert!(verdict_of(route).fails_gate, "{:#?}", route.verdict);
+    let diagnosis = route.diagnosis.as_ref().expect("a diagnosis");
+    assert!(
+        diagnosis.holders.iter().any(|h| h.name == "postedOrders"),
+        "{:#?}",
+        diagnosis.holders
+    );
+    // The extra cycle's units are what the target served of the driver's
+    // requests, not a guess.
+    assert_eq!(diagnosis.requests, 1500, "{diagnosis:#?}");
 }
 
 #[test]

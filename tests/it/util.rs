@@ -16,6 +16,12 @@ pub use leakcheck::model::{
 /// No leakcheck run in a test may take longer than this.
 pub const RUN_DEADLINE: Duration = Duration::from_secs(120);
 
+/// Whether the tests run in CI (`CI=true`), where every tool the tests
+/// need is installed by `.ci/run` and a missing one fails the test.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
 pub fn leakcheck() -> Command {
     Command::new(env!("CARGO_BIN_EXE_leakcheck"))
 }

@@ -6,12 +6,15 @@
 //   /profile     200 with the session of the sid cookie, 401 without one
 //   /listen      adds a listener to a long-lived emitter, removed on 'finish':
 //                it stays when the client hangs up before the answer
+//   /orders      GET answers how many orders there are (keeps nothing); POST keeps
+//                every posted order in `postedOrders`: only a POST driver shows it
 import { createServer } from 'node:http';
 import { EventEmitter } from 'node:events';
 
 const port = Number(process.argv[2]);
 
 const cache = new Map();
+const postedOrders = [];
 const sessions = new Map();
 let nextSession = 0;
 const bus = new EventEmitter();
@@ -55,6 +58,15 @@ const routes = {
     const session = sessions.get(cookie(req, 'sid'));
     if (!session) return send(res, 401, { error: 'no session' });
     send(res, 200, { user: session.user });
+  },
+  '/orders': (req, res) => {
+    if (req.method !== 'POST') return send(res, 200, { orders: postedOrders.length });
+    let raw = '';
+    req.on('data', (chunk) => (raw += chunk));
+    req.on('end', () => {
+      postedOrders.push({ body: raw, at: Date.now(), lines: 'o'.repeat(512) });
+      send(res, 201, { id: postedOrders.length });
+    });
   },
   '/listen': (req, res) => {
     const onTick = () => onTick.payload.length;

@@ -4,22 +4,20 @@
 //! taken so far are reported.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-mod diagnosis;
-mod outcome;
-pub mod page;
 mod plan;
 mod ports;
 mod preflight;
 
 use super::attach;
+use super::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
+use super::frame::{Frame, RunEnd};
 use crate::cli::{Attach, RunProps};
-use crate::commands::signals::{exit_on_a_later_signal, stop_signal};
 
-use crate::cycle::{CyclePlan, SoakSchedule, run_route, run_soak};
+use crate::cycle::{CyclePlan, SoakSchedule, Workload, heap_size_limit, run_route};
 use crate::inspector::Inspector;
 use crate::model::{RouteResult, RunResult};
 use crate::net::{HttpTarget, accepts_connections, resolve_http};
@@ -28,25 +26,13 @@ use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::process::{LaunchSpec, Target};
 use crate::procfs;
 use crate::report::progress::Progress;
-use diagnosis::{diagnose_route, wants_diagnosis};
-use outcome::outcome_of;
 use plan::{cycle_plan, new_result};
 use ports::{refuse_busy_port, wait_port_free};
 use tokio::sync::watch;
 
-/// How long a run whose target is exiting may take to fail on its own.
-const FAULT_GRACE: Duration = Duration::from_millis(500);
-
-/// How a run ended, for the exit code.
-pub enum RunEnd {
-    Clean,
-    Leak,
-    Failed,
-}
-
 pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     let http = resolve_http(&props.url, props.allow_remote)?;
-    let baseline = preflight::check_outputs(&props.output, props.snapshots.as_deref())?;
+    let frame = Frame::open(&props.output, props.snapshots.as_deref(), props.quiet)?;
     let scenario = preflight::load_scenario(&props, &http)?;
     let routes = match &scenario {
         // One series: the scenario's iterations, named after its file.
@@ -76,76 +62,37 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         refuse_busy_port(http.addr).await?;
     }
 
-    let progress = Progress::new(props.quiet);
     let mut result = new_result(&props, &routes, &plan);
     let mut slot: Option<Target> = None;
     let (faults, mut fault) = watch::channel(None::<String>);
-    let started = Instant::now();
-    let measured = {
-        let mut work = std::pin::pin!(measure(
-            &mut slot,
-            &props,
-            &plan,
-            &http,
-            &routes,
-            &mut result,
-            &progress,
-            &faults
-        ));
-        tokio::select! {
-            outcome = &mut work => Ok(outcome),
-            signal = stop_signal() => Err(signal),
-            // The target exited or started exiting: it will not answer again.
-            Ok(message) = fault.wait_for(Option::is_some) => {
-                let message = message.clone().unwrap_or_default();
-                // Its own error says more (which step, which cycle), if it comes soon.
-                match tokio::time::timeout(FAULT_GRACE, &mut work).await {
-                    Ok(outcome) => Ok(outcome),
-                    Err(_) => Ok(Err(anyhow::anyhow!("{message}"))),
-                }
-            }
-        }
-    };
-    if measured.is_err() {
-        exit_on_a_later_signal();
-    }
+    let work = measure(
+        &mut slot,
+        &props,
+        &plan,
+        &http,
+        &routes,
+        &mut result,
+        &frame.progress,
+        &faults,
+    );
+    let measured = frame.guard(work, Some(&mut fault)).await;
     // The measuring future, and with it the inspector session, is gone
     // here: a Node target waiting for its debugger to leave can now exit.
-    let stopped = match slot.as_mut() {
-        Some(target) => {
-            progress.say(&format!("stopping the target (pid {})", target.pid));
-            Some(target.stop().await)
-        }
-        None => None,
-    };
-    result.outcome = outcome_of(measured, slot.as_ref(), stopped.as_ref());
-    outcome::mark_partial_routes(&mut result);
-    if stopped.is_some() {
-        result.outcome.target_stopped = stopped;
+    let stopped = frame.stop(slot.as_mut(), "the target").await;
+    let launched = stopped.is_some();
+    frame.record(&mut result, measured, slot.as_ref(), stopped);
+    if launched {
         let freed = wait_port_free(http.addr).await;
         result.outcome.port_freed = Some(freed);
         if !freed {
-            progress.say(&format!(
+            frame.progress.say(&format!(
                 "warning: port {} is still in use after the target stopped, {}",
                 http.addr.port(),
                 procfs::describe_holders(http.addr.port())
             ));
         }
     }
-    progress.say(&format!("done in {:.2} s", started.elapsed().as_secs_f64()));
-    if let (Some(previous), Some(path)) = (&baseline, &props.output.baseline) {
-        result.comparison = Some(crate::report::baseline::compare(
-            previous,
-            &result,
-            path,
-            props.output.tolerance,
-        ));
-    }
-    crate::report::emit_all(&result, &props.output)?;
-    if let Some(error) = &result.outcome.error {
-        eprintln!("error: {error}");
-    }
-    Ok(outcome::run_end(&result))
+    frame.close(result)
 }
 
 /// A launched command that opens its own inspector beyond loopback
@@ -181,7 +128,7 @@ async fn measure(
     faults: &watch::Sender<Option<String>>,
 ) -> anyhow::Result<()> {
     let mut probe: Option<Box<dyn Probe>> = None;
-    let mut deferred = Vec::new();
+    let mut deferred: Vec<(usize, Box<dyn Workload>)> = Vec::new();
     for (index, route) in routes.iter().enumerate() {
         if props.fresh && index > 0 && slot.is_some() {
             restart_pause(slot, http.addr, progress).await?;
@@ -204,55 +151,77 @@ async fn measure(
             ..RouteResult::default()
         });
         let into = result.routes.last_mut().expect("just pushed");
-        let measured = match &props.soak {
+        let soak = match &props.soak {
             Some(soak) => {
                 let schedule = SoakSchedule {
                     duration: soak.duration,
                     every: soak.every,
                     rate: soak.rate,
                 };
-                run_soak(probe.as_mut(), plan, schedule, into, progress).await
+                Some((schedule, heap_size_limit(probe.as_ref()).await))
             }
-            None => run_route(probe.as_mut(), plan, into, progress).await,
+            None => None,
         };
-        measured.with_context(|| format!("route {route}"))?;
-        if wants_diagnosis(props, into, probe.as_ref()) {
+        let mut workload = plan.workload(route, soak);
+        run_route(
+            probe.as_mut(),
+            &plan.looped,
+            workload.as_mut(),
+            into,
+            progress,
+        )
+        .await
+        .with_context(|| format!("route {route}"))?;
+        if wants_diagnosis(props.diagnose, into, probe.as_ref()) {
             // A fresh process is discarded after its route, so its
             // snapshots touch no other series; a shared one waits for the end.
             if props.fresh || index + 1 == routes.len() {
-                let plan = &diagnosis_plan(plan, props, into);
-                diagnose_route(probe.as_mut(), plan, into, props, progress).await;
+                diagnose(
+                    probe.as_mut(),
+                    workload.as_mut(),
+                    into,
+                    props,
+                    plan,
+                    progress,
+                )
+                .await;
             } else {
-                deferred.push(index);
+                deferred.push((index, workload));
             }
         }
     }
-    for index in deferred {
+    for (index, mut workload) in deferred {
         if let Some(probe) = probe.as_mut() {
             let into = &mut result.routes[index];
-            let plan = &diagnosis_plan(plan, props, into);
-            diagnose_route(probe.as_mut(), plan, into, props, progress).await;
+            diagnose(
+                probe.as_mut(),
+                workload.as_mut(),
+                into,
+                props,
+                plan,
+                progress,
+            )
+            .await;
         }
     }
     Ok(())
 }
 
-/// The plan of the diagnosis' extra cycle: the route's own; with
-/// `--cycles auto` the group of cycles that decided it (a small leak was
-/// seen only over several); for a soak one interval's worth of requests
-/// (at least a thousand) at full speed.
-fn diagnosis_plan(plan: &CyclePlan, props: &RunProps, route: &RouteResult) -> CyclePlan {
-    let mut plan = plan.clone();
-    if let Some(sequential) = &route.sequential {
-        let group = u64::from(sequential.group_cycles.max(1));
-        plan.load.stop = crate::load::Stop::Requests(props.requests * group);
-    }
-    if props.soak.is_some() {
-        let interval = route.cycles.iter().map(|c| c.requests).max().unwrap_or(0);
-        plan.load.stop = crate::load::Stop::Requests(interval.max(1000));
-        plan.load.rate = None;
-    }
-    plan
+async fn diagnose(
+    probe: &mut dyn Probe,
+    workload: &mut dyn Workload,
+    into: &mut RouteResult,
+    props: &RunProps,
+    plan: &CyclePlan,
+    progress: &Progress,
+) {
+    let props = DiagnosisProps {
+        snapshots_dir: props.snapshots.as_deref(),
+        owns_target: !props.command.is_empty(),
+        unit: plan.looped.verdict.unit,
+        progress,
+    };
+    diagnose_route(probe, workload, into, props).await;
 }
 
 async fn launch(

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::cli::{RunProps, SoakProps};
-use crate::cycle::{CyclePlan, LoadCommand};
+use crate::cycle::{CyclePlan, LoadCommand, LoopPlan};
 use crate::load::{LoadPlan, RequestSpec, Scenario, Stop};
 use crate::model::{
     Outcome, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, SoakSettings, TargetInfo,
@@ -14,7 +14,6 @@ use crate::model::{
 };
 use crate::net::HttpTarget;
 use crate::verdict::Options;
-use crate::verdict::sequential::SequentialPlan;
 
 pub(super) fn cycle_plan(
     props: &RunProps,
@@ -34,7 +33,23 @@ pub(super) fn cycle_plan(
         weight: 1,
     };
     CyclePlan {
-        cycles: props.cycles,
+        looped: LoopPlan {
+            // A soak's cycles end with its load.
+            cycles: match props.soak {
+                Some(_) => u32::MAX,
+                None => props.cycles,
+            },
+            verdict: Options {
+                max_retained: props.max_retained,
+                proc_only: false,
+                fixed_request: scenario_free_and_fixed(props),
+                unit,
+                soak: props.soak.is_some(),
+            },
+            loop_stats: props.loop_stats,
+            sequential: props.sequential,
+            stall_timeout: props.request.timeout,
+        },
         load: LoadPlan {
             addr: http.addr,
             host: http.host.clone(),
@@ -52,18 +67,6 @@ pub(super) fn cycle_plan(
             base_url: format!("http://{}", http.host),
             log_dir: std::env::temp_dir().join(format!("leakcheck-{}", std::process::id())),
         }),
-        loop_stats: props.loop_stats,
-        sequential: props.sequential.map(|seq| SequentialPlan {
-            resolution: seq.resolution,
-            max_cycles: props.cycles,
-        }),
-        verdict: Options {
-            max_retained: props.max_retained,
-            proc_only: false,
-            fixed_request: scenario_free_and_fixed(props),
-            unit,
-            soak: props.soak.is_some(),
-        },
     }
 }
 
@@ -111,7 +114,7 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
             method: props.request.method.clone(),
             fresh: props.fresh && !props.command.is_empty(),
             max_retained_bytes_per_request: props.max_retained,
-            unit: plan.verdict.unit,
+            unit: plan.looped.verdict.unit,
             scenario: plan.load.scenario.as_ref().map(|s| s.source.clone()),
             load_cmd: props.load_cmd.clone(),
             abort: (props.request.abort > 0.0).then_some(props.request.abort),
@@ -123,7 +126,7 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
             sequential: props.sequential.map(|seq| SequentialSettings {
                 cycle_requests: props.requests,
                 resolution_bytes_per_request: seq.resolution,
-                max_requests: seq.max_requests,
+                max_requests: u64::from(seq.max_cycles) * props.requests,
             }),
         },
         routes: Vec::new(),

@@ -1,73 +1,58 @@
 //! `leakcheck page`: Chromium started (or connected to), the page opened,
-//! the method's cycles of user actions, the diagnosis on retention, and
-//! the same result, reports and exit codes as `run`. The browser is
-//! stopped by PID and its profile removed on every path, Ctrl-C included.
+//! the method's loop over the user's actions (`cycle::run_route`, as for a
+//! server), the diagnosis on retention, and the same result, reports and
+//! exit codes as `run` (`frame.rs`). The browser is stopped by PID and its
+//! profile removed on every path, Ctrl-C included.
 
 use anyhow::Context;
 
-use super::diagnosis::diagnose_with;
-use super::outcome::{mark_partial_routes, outcome_of, run_end};
-use super::{RunEnd, preflight};
-use crate::cli::{OutputProps, PageProps};
-use crate::commands::signals::{exit_on_a_later_signal, stop_signal};
+use super::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
+use super::frame::{Frame, RunEnd};
+use crate::cli::PageProps;
+use crate::cycle::{LoopPlan, run_route};
 use crate::inspector::Inspector;
-use crate::model::{Outcome, RouteResult, RunResult, SCHEMA_VERSION, Settings, TargetInfo, Unit};
+use crate::model::{
+    Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, TargetInfo, Unit,
+};
 use crate::page::browser::{self, Browser};
-use crate::page::{PagePlan, PageProbe, iterate, run_page, wait_loaded};
+use crate::page::{PageActions, PageProbe, wait_loaded};
 use crate::report::progress::Progress;
 use crate::verdict::Options;
 
 pub async fn run(props: PageProps) -> anyhow::Result<RunEnd> {
-    let baseline = preflight::check_outputs(&props.output, props.snapshots.as_deref())?;
-    let progress = Progress::new(props.quiet);
+    let frame = Frame::open(&props.output, props.snapshots.as_deref(), props.quiet)?;
     let mut result = new_result(&props);
     let mut slot: Option<Browser> = None;
-    let started = std::time::Instant::now();
-    let measured = {
-        let work = measure(&mut slot, &props, &mut result, &progress);
-        tokio::select! {
-            outcome = work => Ok(outcome),
-            signal = stop_signal() => Err(signal),
-        }
-    };
-    if measured.is_err() {
-        exit_on_a_later_signal();
-    }
+    let work = measure(&mut slot, &props, &mut result, &frame.progress);
+    let measured = frame.guard(work, None).await;
     // The page's session is gone with the measuring future: stop the
     // browser by PID, then drop it, which removes its profile.
-    let stopped = match slot.as_mut() {
-        Some(browser) => {
-            progress.say(&format!("stopping Chromium (pid {})", browser.target.pid));
-            Some(browser.target.stop().await)
-        }
-        None => None,
-    };
-    result.outcome = outcome_of(measured, slot.as_ref().map(|b| &b.target), stopped.as_ref());
-    result.outcome.target_stopped = stopped;
+    let stopped = frame
+        .stop(slot.as_mut().map(|b| &mut b.target), "Chromium")
+        .await;
+    frame.record(
+        &mut result,
+        measured,
+        slot.as_ref().map(|b| &b.target),
+        stopped,
+    );
     drop(slot);
-    mark_partial_routes(&mut result);
-    progress.say(&format!("done in {:.2} s", started.elapsed().as_secs_f64()));
-    compare_and_emit(&mut result, baseline, &props.output)?;
-    if let Some(error) = &result.outcome.error {
-        eprintln!("error: {error}");
-    }
-    Ok(run_end(&result))
+    frame.close(result)
 }
 
-fn compare_and_emit(
-    result: &mut RunResult,
-    baseline: Option<RunResult>,
-    output: &OutputProps,
-) -> anyhow::Result<()> {
-    if let (Some(previous), Some(path)) = (&baseline, &output.baseline) {
-        result.comparison = Some(crate::report::baseline::compare(
-            previous,
-            result,
-            path,
-            output.tolerance,
-        ));
+/// The loop's plan for a page: iterations are the unit of work.
+fn loop_plan(props: &PageProps) -> LoopPlan {
+    LoopPlan {
+        cycles: props.cycles,
+        verdict: Options {
+            max_retained: props.max_retained,
+            unit: Unit::Iteration,
+            ..Options::default()
+        },
+        loop_stats: props.loop_stats,
+        sequential: props.sequential,
+        stall_timeout: props.timeout,
     }
-    crate::report::emit_all(result, output)
 }
 
 /// Starts or reaches the browser, opens the page, and measures it.
@@ -104,37 +89,24 @@ async fn measure(
         ..RouteResult::default()
     });
     let into = result.routes.last_mut().expect("just pushed");
-    let plan = PagePlan {
+    let plan = loop_plan(props);
+    let mut workload = PageActions {
+        page,
         actions: props.actions.clone(),
-        cycles: props.cycles,
         iterations: props.iterations,
-        verdict: Options {
-            max_retained: props.max_retained,
-            unit: Unit::Iteration,
-            ..Options::default()
-        },
+        stall_timeout: props.timeout,
     };
-    run_page(&mut probe, &plan, into, progress)
+    run_route(&mut probe, &plan, &mut workload, into, progress)
         .await
         .with_context(|| format!("page {}", props.url))?;
-    let leaks = into.verdict.as_ref().is_some_and(|v| v.kind.is_leak());
-    if props.diagnose && leaks {
-        let (actions, n) = (plan.actions.clone(), plan.iterations);
-        let work = Box::pin(async move {
-            let done = iterate(&page, &actions, n, |_, _| {}).await;
-            done.map(|d| d.ok).map_err(|e| e.to_string())
-        });
-        let snapshots = props.snapshots.as_deref();
-        diagnose_with(
-            &mut probe,
-            work,
-            into,
-            snapshots,
-            false,
-            Unit::Iteration,
+    if wants_diagnosis(props.diagnose, into, &probe) {
+        let diagnosis = DiagnosisProps {
+            snapshots_dir: props.snapshots.as_deref(),
+            owns_target: false,
+            unit: Unit::Iteration,
             progress,
-        )
-        .await;
+        };
+        diagnose_route(&mut probe, &mut workload, into, diagnosis).await;
     }
     Ok(())
 }
@@ -173,7 +145,11 @@ fn new_result(props: &PageProps) -> RunResult {
             load_cmd: None,
             abort: None,
             soak: None,
-            sequential: None,
+            sequential: props.sequential.map(|seq| SequentialSettings {
+                cycle_requests: props.iterations,
+                resolution_bytes_per_request: seq.resolution,
+                max_requests: u64::from(seq.max_cycles) * props.iterations,
+            }),
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

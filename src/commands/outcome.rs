@@ -1,7 +1,7 @@
 //! How a run ended: the outcome recorded in the result, and partial
 //! routes marked.
 
-use super::RunEnd;
+use super::frame::RunEnd;
 use crate::commands::signals::StopSignal;
 use crate::model::{
     Finding, FindingKind, Outcome, OutcomeStatus, RouteResult, RunResult, Stopped, VerdictKind,
@@ -9,7 +9,7 @@ use crate::model::{
 use crate::process::Target;
 
 /// `measured` is what the measuring returned, or the signal that cut it short.
-pub(super) fn outcome_of(
+pub fn outcome_of(
     measured: Result<anyhow::Result<()>, StopSignal>,
     target: Option<&Target>,
     stopped: Option<&Stopped>,
@@ -43,7 +43,7 @@ pub(super) fn outcome_of(
 
 /// A route cut short keeps its verdict over the cycles it has, with a
 /// finding that says so: fewer cycles cannot separate warm-up from a trend.
-pub(super) fn mark_partial_routes(result: &mut RunResult) {
+pub fn mark_partial_routes(result: &mut RunResult) {
     let planned = result.settings.cycles as usize;
     for route in &mut result.routes {
         let done = route.cycles.len();
@@ -71,7 +71,7 @@ pub(super) fn mark_partial_routes(result: &mut RunResult) {
 /// for anything but a clean pass. A leak outranks an undecided route (it is
 /// news either way); an undecided route is never a pass: `inconclusive`
 /// exits 2, with what would decide it.
-pub(super) fn run_end(result: &RunResult) -> RunEnd {
+pub fn run_end(result: &RunResult) -> RunEnd {
     let load_failed = result
         .routes
         .iter()

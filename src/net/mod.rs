@@ -8,7 +8,9 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::load::response::{Framing, parse_head};
+pub mod response;
+
+use response::{Framing, parse_head};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {

@@ -1,0 +1,98 @@
+//! The built-in generator as a workload: the route's request (fixed or
+//! templated, some aborted) or a scenario's iterations, an exact count per
+//! cycle over keep-alive connections.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::workload::{CycleSpec, Units, Work, WorkError, Workload};
+use super::{CycleObserver, CyclePlan};
+use crate::load::{LoadPlan, LoadRun, Stop};
+
+/// How often the progress display is refreshed during a cycle.
+const PROGRESS_TICK: Duration = Duration::from_millis(100);
+
+/// The generator's cycles for one route.
+pub struct Generator {
+    load: LoadPlan,
+    fixed: bool,
+}
+
+impl Generator {
+    /// The plan's load with the route's path (a scenario brings its own
+    /// requests).
+    pub fn for_route(plan: &CyclePlan, route: &str) -> Generator {
+        let mut load = plan.load.clone();
+        if load.scenario.is_none() {
+            let mut request = plan.request.clone();
+            request.path = route.to_string();
+            load.requests = vec![request];
+        }
+        // A templated route (`/item?id={n}`) varies even when nothing else does.
+        let fixed_route = crate::load::template::Template::parse(route, None)
+            .is_ok_and(|t| t.as_fixed().is_some());
+        Generator {
+            load,
+            fixed: plan.looped.verdict.fixed_request && fixed_route,
+        }
+    }
+
+    /// The load of one measured cycle.
+    pub fn load(&self) -> &LoadPlan {
+        &self.load
+    }
+}
+
+#[async_trait]
+impl Workload for Generator {
+    fn planned_units(&self) -> Option<u64> {
+        match self.load.stop {
+            Stop::Requests(n) => Some(n),
+            Stop::Duration(_) => None,
+        }
+    }
+
+    fn fixed_work(&self) -> bool {
+        self.fixed
+    }
+
+    async fn drive(
+        &mut self,
+        cycle: CycleSpec,
+        observer: &dyn CycleObserver,
+    ) -> Result<Work, WorkError> {
+        let mut load = self.load.clone();
+        if let Stop::Requests(n) = load.stop {
+            load.stop = Stop::Requests(n.saturating_mul(cycle.scale.max(1)));
+        }
+        let report = send(load, observer).await?;
+        let units = report.iterations.unwrap_or(report.responses);
+        Ok(Work {
+            report,
+            driver: None,
+            units: Units::Counted(units),
+        })
+    }
+}
+
+/// Sends one load to the end, showing its progress. Dropped before the
+/// end, the `LoadRun` inside stops the sending.
+pub async fn send(
+    load: LoadPlan,
+    observer: &dyn CycleObserver,
+) -> Result<crate::model::LoadReport, crate::load::LoadError> {
+    let run = LoadRun::start(load);
+    let progress = run.progress.clone();
+    let mut finished = std::pin::pin!(run.finish());
+    let mut tick = tokio::time::interval(PROGRESS_TICK);
+    loop {
+        tokio::select! {
+            report = &mut finished => {
+                observer.load_progress(progress.completed(), progress.errors());
+                return report;
+            }
+            _ = tick.tick() => observer.load_progress(progress.completed(), progress.errors()),
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The seam between the method's loop and what a cycle's work is.
+//!
+//! A cycle is "drive a known amount of work, then read". What the work is
+//! differs: the built-in generator's requests (fixed, templated, aborting,
+//! or a scenario's iterations; `generator.rs`), the team's own load tool
+//! (`--load-cmd`, `external.rs`), a soak's interval of a constant load
+//! (`soak.rs`) or a browser page's action list (`crate::page`). Each is a
+//! `Workload`; the loop in `mod.rs` drives any of them, builds every
+//! `CycleResult`, and the diagnosis' extra cycle asks the same workload for
+//! one more cycle, so the holder is found under the traffic that showed
+//! the leak.
+//!
+//! Dropping a workload's future (Ctrl-C, a target that died, a deadline)
+//! stops its work: the generator thread stops sending, the driver's
+//! process group is killed, a page stops between actions.
+
+use async_trait::async_trait;
+
+use super::CycleObserver;
+use crate::model::{DriverRun, LoadReport};
+
+/// Which cycle to drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CycleSpec {
+    /// 1-based; the diagnosis' extra cycle is numbered after the last.
+    pub number: u32,
+    /// How many planned cycles' worth of work: 1 for a measured cycle; the
+    /// diagnosis of a `--cycles auto` route asks for the group of small
+    /// cycles that decided it (a small leak was seen only over several).
+    pub scale: u64,
+}
+
+impl CycleSpec {
+    pub fn measured(number: u32) -> CycleSpec {
+        CycleSpec { number, scale: 1 }
+    }
+}
+
+/// What the fit divides by, as the workload knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Units {
+    /// Counted by the workload itself: responses, or iterations that ran
+    /// every step.
+    Counted(u64),
+    /// Sent by something leakcheck does not count (`--load-cmd`): the
+    /// target's own count of requests served decides, else what the driver
+    /// was asked to send.
+    Served { asked: u64 },
+    /// Counted while the work goes on past the reading (a soak): the
+    /// target's count is taken at another moment and cannot be compared.
+    Running(u64),
+}
+
+/// One cycle's work, done.
+#[derive(Debug, Clone)]
+pub struct Work {
+    pub report: LoadReport,
+    pub driver: Option<DriverRun>,
+    pub units: Units,
+}
+
+/// Why a workload could not do its cycle (not: its requests failed, which
+/// the report counts).
+#[derive(Debug, thiserror::Error)]
+pub enum WorkError {
+    #[error("the load could not run")]
+    Load(#[from] crate::load::LoadError),
+    #[error("--load-cmd could not run")]
+    Driver(#[from] super::external::DriverError),
+    #[error("the page stopped answering")]
+    Page(#[from] crate::probe::ProbeError),
+}
+
+#[async_trait]
+pub trait Workload: Send {
+    /// Units of work a measured cycle plans (for progress); `None` when a
+    /// cycle is measured in time.
+    fn planned_units(&self) -> Option<u64>;
+
+    /// Whether every unit sends the same bytes (no template, scenario or
+    /// external driver): a route that keeps memory for identical work is
+    /// a plain leak, not a cache filling with distinct keys.
+    fn fixed_work(&self) -> bool {
+        false
+    }
+
+    /// Drives one cycle's work and reports what was done. Progress goes to
+    /// `observer.load_progress`.
+    async fn drive(
+        &mut self,
+        cycle: CycleSpec,
+        observer: &dyn CycleObserver,
+    ) -> Result<Work, WorkError>;
+
+    /// Whether another measured cycle can follow (a soak's load ends with
+    /// its duration).
+    fn more(&self) -> bool {
+        true
+    }
+
+    /// Hears every cycle recorded into the route, to keep what only this
+    /// kind of work reports (a soak's projection) current.
+    fn recorded(&mut self, _route: &mut crate::model::RouteResult, _observer: &dyn CycleObserver) {}
+}

@@ -1,0 +1,126 @@
+//! A page's action list as a workload: a cycle runs the list `-n` times.
+//! An iteration stops at its first failed action, and the next one starts
+//! from the page as that left it. A cycle in which no iteration succeeded
+//! for the stall timeout ends there, stalled, as the generator's does when
+//! a server stops answering: more iterations would measure nothing.
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use super::actions::{Action, ActionError};
+use crate::cycle::{CycleObserver, CycleSpec, Units, Work, WorkError, Workload};
+use crate::inspector::Inspector;
+use crate::model::{LoadReport, StatusCounts};
+
+/// Distinct failure messages kept per cycle.
+const REASONS_KEPT: usize = 5;
+
+/// The page's cycles.
+pub struct PageActions {
+    pub page: Inspector,
+    pub actions: Vec<Action>,
+    /// Iterations of a measured cycle.
+    pub iterations: u64,
+    /// How long iterations may all fail before the cycle is cut short.
+    pub stall_timeout: Duration,
+}
+
+/// How a batch of iterations went.
+#[derive(Debug, Default)]
+struct Iterations {
+    ok: u64,
+    failed: u64,
+    reasons: Vec<String>,
+    seconds: f64,
+    stalled: bool,
+}
+
+#[async_trait]
+impl Workload for PageActions {
+    fn planned_units(&self) -> Option<u64> {
+        Some(self.iterations)
+    }
+
+    async fn drive(
+        &mut self,
+        cycle: CycleSpec,
+        observer: &dyn CycleObserver,
+    ) -> Result<Work, WorkError> {
+        let n = self.iterations.saturating_mul(cycle.scale.max(1));
+        let done = self.iterate(n, observer).await?;
+        Ok(Work {
+            report: report_of(&done),
+            driver: None,
+            units: Units::Counted(done.ok),
+        })
+    }
+}
+
+impl PageActions {
+    async fn iterate(
+        &self,
+        n: u64,
+        observer: &dyn CycleObserver,
+    ) -> Result<Iterations, crate::probe::ProbeError> {
+        let started = Instant::now();
+        let mut last_success = started;
+        let mut done = Iterations::default();
+        for _ in 0..n {
+            match self.one_iteration().await? {
+                None => {
+                    done.ok += 1;
+                    last_success = Instant::now();
+                }
+                Some(reason) => {
+                    done.failed += 1;
+                    if done.reasons.len() < REASONS_KEPT && !done.reasons.contains(&reason) {
+                        done.reasons.push(reason);
+                    }
+                    if last_success.elapsed() >= self.stall_timeout {
+                        done.stalled = true;
+                        break;
+                    }
+                }
+            }
+            observer.load_progress(done.ok + done.failed, done.failed);
+        }
+        done.seconds = started.elapsed().as_secs_f64();
+        Ok(done)
+    }
+
+    /// `None` when every action ran, else why the iteration stopped.
+    async fn one_iteration(&self) -> Result<Option<String>, crate::probe::ProbeError> {
+        for action in &self.actions {
+            match action.perform(&self.page).await {
+                Ok(()) => {}
+                Err(ActionError::Inspector(e)) => return Err(e.into()),
+                Err(other) => return Ok(Some(other.to_string())),
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A cycle of iterations in the load report's terms: an iteration that ran
+/// every action is a success (the `2xx` of a page).
+fn report_of(done: &Iterations) -> LoadReport {
+    let total = done.ok + done.failed;
+    LoadReport {
+        duration_s: done.seconds,
+        stalled: done.stalled,
+        requests: total,
+        responses: done.ok,
+        errors: done.failed,
+        iterations: Some(done.ok),
+        failed_iterations: Some(done.failed),
+        iterations_per_second: Some(done.ok as f64 / done.seconds.max(1e-9)),
+        failure_reasons: done.reasons.clone(),
+        requests_per_second: total as f64 / done.seconds.max(1e-9),
+        status: StatusCounts {
+            s2xx: done.ok,
+            ..StatusCounts::default()
+        },
+        ..LoadReport::default()
+    }
+}

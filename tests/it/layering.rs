@@ -1,0 +1,143 @@
+//! The layering of `src/` points one way: no top-level module reaches,
+//! through `crate::…` paths, a module that reaches back to it, and the
+//! leaves stay leaves (`model` needs nothing, the snapshot engine only the
+//! model, the reports never the command line). Read from the source, so a
+//! new import that closes a cycle fails here, with the cycle named.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::util::repo_path;
+
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// Top-level module → the top-level modules its code names.
+fn imports() -> Graph {
+    let src = repo_path("src");
+    let modules: BTreeSet<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|p| {
+            let stem = p.file_stem()?.to_str()?.to_string();
+            (p.is_dir() || p.extension().is_some_and(|e| e == "rs")).then_some(stem)
+        })
+        .filter(|m| m != "lib" && m != "main")
+        .collect();
+    let mut graph = Graph::new();
+    for module in &modules {
+        let mut named = BTreeSet::new();
+        let dir = src.join(module);
+        let file = src.join(format!("{module}.rs"));
+        for path in rust_files(&dir)
+            .into_iter()
+            .chain([file].into_iter().filter(|f| f.is_file()))
+        {
+            let text = std::fs::read_to_string(&path).unwrap();
+            for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                named.extend(crate_paths(line).filter(|n| modules.contains(n) && n != module));
+            }
+        }
+        graph.insert(module.clone(), named);
+    }
+    graph
+}
+
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for path in entries.map(|e| e.unwrap().path()) {
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The first segment after each `crate::` of a line, `crate::{a, b}` included.
+fn crate_paths(line: &str) -> impl Iterator<Item = String> + '_ {
+    line.match_indices("crate::").flat_map(move |(at, _)| {
+        let rest = &line[at + "crate::".len()..];
+        let group = match rest.strip_prefix('{') {
+            Some(inner) => &inner[..inner.find('}').unwrap_or(inner.len())],
+            None => rest,
+        };
+        let mut names = Vec::new();
+        for part in group.split(',') {
+            let name: String = part
+                .trim()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            names.push(name);
+            if !rest.starts_with('{') {
+                break;
+            }
+        }
+        names
+    })
+}
+
+/// A path from `from` back to `to`, if there is one.
+fn path_between(graph: &Graph, from: &str, to: &str) -> Option<Vec<String>> {
+    let mut stack = vec![vec![from.to_string()]];
+    let mut seen = BTreeSet::new();
+    while let Some(path) = stack.pop() {
+        let last = path.last().unwrap().clone();
+        if last == to {
+            return Some(path);
+        }
+        if !seen.insert(last.clone()) {
+            continue;
+        }
+        for next in graph.get(&last).into_iter().flatten() {
+            let mut longer = path.clone();
+            longer.push(next.clone());
+            stack.push(longer);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_top_level_module_imports_one_that_imports_it_back() {
+    let graph = imports();
+    assert!(graph.len() > 10, "modules found: {graph:?}");
+    for (module, named) in &graph {
+        for other in named {
+            if let Some(back) = path_between(&graph, other, module) {
+                panic!("{module} → {other}, and back: {}", back.join(" → "));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_leaves_stay_leaves() {
+    let graph = imports();
+    assert_eq!(
+        graph["model"],
+        BTreeSet::new(),
+        "the result model is a leaf"
+    );
+    let model_only: BTreeSet<String> = ["model".to_string()].into();
+    assert_eq!(
+        graph["snapshot"], model_only,
+        "the snapshot engine needs only the model"
+    );
+    assert!(
+        !graph["report"].contains("cli"),
+        "the reports read props, not the CLI"
+    );
+    assert!(!graph["cycle"].contains("cli") && !graph["cycle"].contains("commands"));
+}
+
+#[test]
+fn the_reader_sees_grouped_and_nested_paths() {
+    let found: Vec<String> =
+        crate_paths("use crate::{model::X, cycle}; let a = crate::report::y();").collect();
+    assert_eq!(found, ["model", "cycle", "report"]);
+}
