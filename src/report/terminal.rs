@@ -160,18 +160,19 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
         None => writeln!(out, "verdict: none (no cycle completed)")?,
     }
     if let Some(d) = &route.diagnosis {
-        render_diagnosis(out, d)?;
+        render_diagnosis(out, d, unit)?;
     }
     Ok(())
 }
 
-fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) -> std::fmt::Result {
+fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis, unit: Unit) -> std::fmt::Result {
     let view = DiagnosisView::new(d);
     writeln!(
         out,
-        "diagnosis{}: one more cycle of {} requests between two heap snapshots ({:.1} + {:.1} MB); target rss {:.1} → {:.1} MB",
+        "diagnosis{}: one more cycle of {} {}s between two heap snapshots ({:.1} + {:.1} MB); target rss {:.1} → {:.1} MB",
         view.isolate.map_or(String::new(), |i| format!(" of {i}")),
         view.requests,
+        unit.name(),
         view.snapshot_mb[0],
         view.snapshot_mb[1],
         view.rss_before_mb,

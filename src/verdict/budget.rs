@@ -41,6 +41,8 @@ pub struct Defaults {
     pub cycle_flag: &'static str,
     pub max_flag: &'static str,
     pub unit: &'static str,
+    /// Units whose growth is warm-up for `--cycles auto`'s bound.
+    pub warm_up: f64,
 }
 
 impl Defaults {
@@ -70,6 +72,7 @@ pub const SERVER: Defaults = Defaults {
     cycle_flag: "--requests",
     max_flag: "--max-requests",
     unit: "requests",
+    warm_up: super::sequential::WARM_UP_REQUESTS,
 };
 
 /// A page's iterations: an iteration costs milliseconds where a request
@@ -84,7 +87,13 @@ pub const PAGE: Defaults = Defaults {
     cycle_flag: "-n",
     max_flag: "--max-iterations",
     unit: "iterations",
+    warm_up: PAGE_WARM_UP_ITERATIONS,
 };
+
+/// A page's warm-up: its first clicks compile handlers and fill Blink's
+/// caches; after two small cycles its after-GC heap holds (leaky.html and
+/// its fixed twin, `tests/targets/pages`).
+pub const PAGE_WARM_UP_ITERATIONS: f64 = 50.0;
 
 /// What the user asked for; `None` where a flag was not given.
 #[derive(Debug, Clone, Copy, Default)]
@@ -180,6 +189,8 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
                 sequential: Some(SequentialPlan {
                     resolution,
                     max_cycles: cycles,
+                    warm_up_units: defaults.warm_up,
+                    max_flag: defaults.max_flag,
                 }),
             })
         }

@@ -55,12 +55,18 @@ const GROUPS: usize = 3;
 /// requests to bound, so a route judged on rss alone runs to the budget.
 const BOUNDED_SERIES: [Series; 3] = [Series::HEAP_USED, Series::EXTERNAL, Series::ARRAY_BUFFERS];
 
-/// What decides, from `--resolution` and `--max-requests`.
+/// What decides, from `--resolution` and `--max-requests` (or a page's
+/// `--max-iterations`); `budget.rs` builds it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SequentialPlan {
     pub resolution: f64,
     /// The budget in cycles, a multiple of three.
     pub max_cycles: u32,
+    /// Units of work whose growth is warm-up for the bound (`WARM_UP_REQUESTS`
+    /// for a server; far fewer iterations for a page).
+    pub warm_up_units: f64,
+    /// The flag that raises the budget, for what an undecided route says.
+    pub max_flag: &'static str,
 }
 
 /// The route's verdict after a look, and whether to stop loading.
@@ -87,7 +93,7 @@ pub fn look(
     let raw = judged(baseline, cycles, options)?;
     let k = cycles.len();
     let served: u64 = cycles.iter().map(|c| c.units).sum();
-    let bound = heap_bound(baseline, cycles);
+    let bound = bound_after(baseline, cycles, &Series::HEAP_USED, plan.warm_up_units);
     let state = |stopped, group: usize, reason: String| SequentialResult {
         decided_after_requests: served,
         cycles: k as u32,
@@ -136,6 +142,7 @@ pub fn look(
         raw,
         state(SequentialStop::Undecided, 1, why),
         summary,
+        plan.max_flag,
     ))
 }
 
@@ -160,7 +167,7 @@ fn bounded(
     }
     let mut highest = f64::MIN;
     for series in &BOUNDED_SERIES {
-        let b = bound_of(baseline, cycles, series)?;
+        let b = bound_after(baseline, cycles, series, plan.warm_up_units)?;
         if b.upper >= plan.resolution {
             return None;
         }
@@ -182,10 +189,6 @@ pub struct Bound {
     pub upper: f64,
 }
 
-fn heap_bound(baseline: &Sample, cycles: &[CycleResult]) -> Option<Bound> {
-    bound_of(baseline, cycles, &Series::HEAP_USED)
-}
-
 /// Requests whose growth is warm-up for the bound: JIT code, lazy
 /// initialisation and pools grow over the first few thousand requests
 /// (/churn's heap rose 0.8 MB over its first 5 000, then held within
@@ -193,10 +196,20 @@ fn heap_bound(baseline: &Sample, cycles: &[CycleResult]) -> Option<Bound> {
 /// the first cycle is always left out.
 pub const WARM_UP_REQUESTS: f64 = 5_000.0;
 
-/// The slope of `series` over the readings after the warm-up, with
+/// The slope of `series` over the readings after a server's warm-up.
+pub fn bound_of(baseline: &Sample, cycles: &[CycleResult], series: &Series) -> Option<Bound> {
+    bound_after(baseline, cycles, series, WARM_UP_REQUESTS)
+}
+
+/// The slope of `series` over the readings after `warm_up` units, with
 /// `BOUND_SIGMAS` standard errors above it. Needs three readings there; a
 /// series the probe cannot read has none.
-pub fn bound_of(baseline: &Sample, cycles: &[CycleResult], series: &Series) -> Option<Bound> {
+fn bound_after(
+    baseline: &Sample,
+    cycles: &[CycleResult],
+    series: &Series,
+    warm_up: f64,
+) -> Option<Bound> {
     if baseline.value(series).is_none() || baseline.heap_used == 0 {
         return None;
     }
@@ -208,7 +221,7 @@ pub fn bound_of(baseline: &Sample, cycles: &[CycleResult], series: &Series) -> O
     }
     let warm = points
         .iter()
-        .position(|p| p.0 >= WARM_UP_REQUESTS)
+        .position(|p| p.0 >= warm_up)
         .unwrap_or(points.len());
     let points = &points[warm..];
     if points.len() < 3 {
@@ -286,14 +299,15 @@ fn judged(baseline: &Sample, cycles: &[CycleResult], options: Options) -> Option
 
 /// Not decided yet: `inconclusive`, with what would decide it. The
 /// small cycles' fits and slopes stay for the reports.
-fn undecided(raw: Judged, state: SequentialResult, summary: String) -> Look {
+fn undecided(raw: Judged, state: SequentialResult, summary: String, max_flag: &str) -> Look {
     let mut verdict = raw.verdict;
     verdict.kind = VerdictKind::Inconclusive;
     verdict.fails_gate = false;
     verdict.summary = summary;
-    verdict.action = "Let the run reach a decision or its budget (--max-requests), or raise \
-                      --max-requests; a few small cycles cannot yet tell a small leak from none."
-        .to_string();
+    verdict.action = format!(
+        "Let the run reach a decision or its budget ({max_flag}), or raise {max_flag}; a few \
+         small cycles cannot yet tell a small leak from none."
+    );
     Look {
         verdict,
         retained: raw.retained,

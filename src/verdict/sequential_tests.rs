@@ -9,6 +9,8 @@ fn plan() -> SequentialPlan {
     SequentialPlan {
         resolution: method_resolution(),
         max_cycles: 12,
+        warm_up_units: WARM_UP_REQUESTS,
+        max_flag: "--max-requests",
     }
 }
 

@@ -59,8 +59,11 @@ fn sockets_left_open_to_an_upstream_are_handle_growth() {
     assert_eq!(finished.code, 1, "{}", finished.stderr);
     let route = &result.routes[0];
     let sockets = fit(route, "active_resources.TCPSocketWrap").expect("sockets are a series");
-    // Each request leaves two open: the client's and the upstream's end.
-    assert!(sockets.slope_bytes_per_request > 1.5, "{sockets:#?}");
+    // Each request leaves two open, the client's and the upstream's end;
+    // the upstream accepts on its own schedule, so at a reading some
+    // clients' ends are not yet matched (1.5 to 2.1 per request measured,
+    // lower on a busy machine). One per request is the client's alone.
+    assert!(sockets.slope_bytes_per_request > 1.0, "{sockets:#?}");
     assert!(verdict_of(route).has_finding(FindingKind::HandleGrowth));
 }
 

@@ -11,11 +11,6 @@ use leakcheck::report::load::LoadJson;
 
 use crate::util::*;
 
-/// `leakcheck load --json` read back into its type.
-fn read_load(stdout: &str) -> LoadJson {
-    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
-}
-
 /// The test server, stopped when dropped.
 struct LoadServer {
     _guard: Guard,
@@ -58,12 +53,11 @@ impl LoadServer {
     }
 }
 
+/// `leakcheck load URL FLAGS…` (`args[0]` is the URL), read back.
 fn load(args: &[&str]) -> (Finished, LoadJson) {
-    let mut all = vec!["load", "--json", "-", "-q"];
-    all.extend_from_slice(args);
-    let finished = run_leakcheck(&all);
+    let finished = RunArgs::load(args[0]).args(&args[1..]).run(&[]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    let json = read_load(&finished.stdout);
+    let json = finished.load_json();
     (finished, json)
 }
 
@@ -152,7 +146,7 @@ fn a_server_that_never_answers_ends_the_run_after_one_timeout_window() {
         "{}",
         finished.stderr
     );
-    let json = read_load(&finished.stdout);
+    let json = finished.load_json();
     assert!(json.stalled);
     assert_eq!(json.timeouts, 4, "the four requests in flight");
     assert_eq!(json.s2xx, 0);
@@ -227,7 +221,7 @@ fn ctrl_c_prints_what_was_measured() {
         .read_to_string(&mut stdout)
         .unwrap();
     assert_eq!(status.code(), Some(2));
-    let json = read_load(&stdout);
+    let json: LoadJson = serde_json::from_str(&stdout).unwrap();
     assert!(json.interrupted);
     let total = json.requests.total;
     assert!(total > 10, "requests before Ctrl-C are reported: {total}");

@@ -35,14 +35,14 @@ fn chromium_installed() -> bool {
     found
 }
 
-fn page_run(page: &str, actions: &[&str], n: &str) -> Finished {
+fn page_run(page: &str, actions: &[&str], extra: &[&str]) -> Finished {
     let (_server, port) = serve_pages();
     let url = format!("http://127.0.0.1:{port}/{page}");
-    let mut args = vec!["page", &url, "-q", "--json", "-", "-n", n];
+    let mut args = RunArgs::page(&url).args(extra);
     for action in actions {
-        args.extend(["--action", action]);
+        args = args.args(&["--action", action]);
     }
-    let finished = run_leakcheck(&args);
+    let finished = args.run(&[]);
     if let Ok(result) = serde_json::from_str::<RunResult>(&finished.stdout)
         && let Some(pid) = result.target.pid
     {
@@ -75,7 +75,7 @@ fn closed_dialogs_kept_and_window_listeners_piling_up_are_found_and_held() {
     if !chromium_installed() {
         return;
     }
-    let finished = page_run("leaky.html", &OPEN_CLOSE, "40");
+    let finished = page_run("leaky.html", &OPEN_CLOSE, &["-n", "40"]);
     assert_eq!(finished.code, 1, "{}", finished.stderr);
     validate(&finished.stdout);
     let result = finished.result();
@@ -124,7 +124,7 @@ fn the_fixed_twin_keeps_nothing() {
     if !chromium_installed() {
         return;
     }
-    let finished = page_run("fixed.html", &OPEN_CLOSE, "40");
+    let finished = page_run("fixed.html", &OPEN_CLOSE, &["-n", "40"]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
     let result = finished.result();
     let verdict = verdict_of(&result.routes[0]);
@@ -138,12 +138,86 @@ fn a_selector_that_matches_nothing_fails_the_iteration_by_name() {
     if !chromium_installed() {
         return;
     }
-    let finished = page_run("fixed.html", &["click #nowhere"], "3");
+    let finished = page_run("fixed.html", &["click #nowhere"], &["-n", "3"]);
     assert_eq!(finished.code, 2, "{}", finished.stderr);
     let result = finished.result();
     let verdict = verdict_of(&result.routes[0]);
     assert_eq!(verdict.kind, VerdictKind::Inconclusive);
     assert!(verdict.summary.contains("#nowhere"), "{}", verdict.summary);
+}
+
+/// Without a cycle size, pages run `--cycles auto` as servers do: small
+/// cycles until the verdict is decided, each with the main thread's figures.
+#[test]
+fn cycles_auto_decides_a_leaking_page_and_bounds_its_fixed_twin() {
+    use leakcheck::model::SequentialStop;
+    if !chromium_installed() {
+        return;
+    }
+    let leaky = page_run("leaky.html", &OPEN_CLOSE, &["--no-diagnose"]);
+    assert_eq!(leaky.code, 1, "{}", leaky.stderr);
+    let result = leaky.result();
+    let route = &result.routes[0];
+    let sequential = route
+        .sequential
+        .as_ref()
+        .expect("--cycles auto is the default");
+    assert_eq!(
+        sequential.stopped,
+        SequentialStop::Retention,
+        "{sequential:#?}"
+    );
+    assert!(
+        route.cycles.len() < 24,
+        "decided before the budget: {sequential:#?}"
+    );
+    assert_eq!(result.settings.requests_per_cycle, 25);
+    for cycle in &route.cycles {
+        let event_loop = cycle.event_loop.as_ref().expect("the page's main thread");
+        assert!(
+            (0.0..=1.0).contains(&event_loop.utilization),
+            "{event_loop:#?}"
+        );
+        assert!(event_loop.delay_max_ms >= event_loop.delay_p50_ms);
+    }
+
+    let fixed = page_run("fixed.html", &OPEN_CLOSE, &[]);
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    let result = fixed.result();
+    let sequential = result.routes[0].sequential.as_ref().unwrap();
+    assert_eq!(
+        sequential.stopped,
+        SequentialStop::Bounded,
+        "{sequential:#?}"
+    );
+    assert!(sequential.upper_bound_bytes_per_request.unwrap() < 2048.0);
+}
+
+/// A page whose every iteration fails is cut short after --timeout, as a
+/// server that stops answering is: 100 000 failing iterations would
+/// otherwise take minutes and measure nothing.
+#[test]
+fn a_page_that_stops_working_ends_its_cycle_after_the_timeout() {
+    if !chromium_installed() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let finished = page_run(
+        "fixed.html",
+        &["click #nowhere"],
+        &["-n", "100000", "--timeout", "1s"],
+    );
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let result = finished.result();
+    let cycle = &result.routes[0].cycles[0];
+    assert!(cycle.load.stalled, "{cycle:#?}");
+    assert!(cycle.requests < 100_000);
+    let error = result.outcome.error.as_deref().unwrap();
+    assert!(
+        error.contains("every iteration of the last 1 s failed"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use leakcheck::model::{Holder, HolderKind};
-use leakcheck::snapshot::{DiffReport, InspectReport};
+use leakcheck::snapshot::DiffReport;
 
 use crate::util::*;
 
@@ -32,15 +32,9 @@ fn scenario(script: &str, count: u32) -> (tempfile::TempDir, PathBuf, PathBuf) {
 }
 
 fn diff(before: &Path, after: &Path) -> DiffReport {
-    let finished = run_leakcheck(&[
-        "diff",
-        before.to_str().unwrap(),
-        after.to_str().unwrap(),
-        "--json",
-        "-",
-    ]);
+    let finished = RunArgs::diff(before, after).run(&[]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    serde_json::from_str(&finished.stdout).expect("diff --json reads back as a DiffReport")
+    finished.diff_report()
 }
 
 /// The holder named `name` (one holder is listed per grown class; which
@@ -185,8 +179,7 @@ fn figures_match_an_independent_oracle() {
         "-",
     ]);
     assert_eq!(finished.code, 0, "{}", finished.stderr);
-    let ours: InspectReport =
-        serde_json::from_str(&finished.stdout).expect("inspect --json reads back");
+    let ours = finished.inspect_report();
     // The oracle is a script of its own: its output is read as plain JSON.
     let oracle = oracle(&after);
     let number = |value: &serde_json::Value| value.as_u64().expect("a whole number");

@@ -136,6 +136,30 @@ impl Finished {
         })
     }
 
+    /// `leakcheck load --json -` read back into its type.
+    pub fn load_json(&self) -> leakcheck::report::load::LoadJson {
+        self.typed("a load report")
+    }
+
+    /// `leakcheck diff --json -` read back into its type.
+    pub fn diff_report(&self) -> leakcheck::snapshot::DiffReport {
+        self.typed("a diff report")
+    }
+
+    /// `leakcheck inspect --json -` read back into its type.
+    pub fn inspect_report(&self) -> leakcheck::snapshot::InspectReport {
+        self.typed("an inspect report")
+    }
+
+    fn typed<T: serde::de::DeserializeOwned>(&self, what: &str) -> T {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not {what} ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
     /// The run's result as leakcheck's own model (stdout must hold `--json -`).
     pub fn result(&self) -> RunResult {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
@@ -147,11 +171,15 @@ impl Finished {
     }
 }
 
-/// `leakcheck run` against `http://127.0.0.1:PORT`, built one flag at a
-/// time: `--json -` and `-q` unless told otherwise, then `-- COMMAND`.
+/// A leakcheck command line built one flag at a time: `leakcheck run`
+/// against `http://127.0.0.1:PORT` (`--url`, then `-- COMMAND`), and the
+/// same for `soak`, `page`, `load` and `diff` (whose first arguments are
+/// positional); `--json -` and `-q` unless told otherwise.
 pub struct RunArgs {
     subcommand: &'static str,
+    /// `--url URL` for run and soak; the positional arguments of the others.
     url: String,
+    positional: Vec<String>,
     args: Vec<String>,
     env: Vec<(String, String)>,
     json: bool,
@@ -167,6 +195,37 @@ impl RunArgs {
         RunArgs {
             subcommand: "run",
             url: url.to_string(),
+            positional: Vec::new(),
+            args: Vec::new(),
+            env: Vec::new(),
+            json: true,
+            quiet: true,
+        }
+    }
+
+    /// `leakcheck page URL`.
+    pub fn page(url: &str) -> RunArgs {
+        RunArgs::positional("page", &[url])
+    }
+
+    /// `leakcheck load URL`.
+    pub fn load(url: &str) -> RunArgs {
+        RunArgs::positional("load", &[url])
+    }
+
+    /// `leakcheck diff BEFORE AFTER` (it has no `-q`).
+    pub fn diff(before: &Path, after: &Path) -> RunArgs {
+        let mut args =
+            RunArgs::positional("diff", &[before.to_str().unwrap(), after.to_str().unwrap()]);
+        args.quiet = false;
+        args
+    }
+
+    fn positional(subcommand: &'static str, positional: &[&str]) -> RunArgs {
+        RunArgs {
+            subcommand,
+            url: String::new(),
+            positional: positional.iter().map(|a| a.to_string()).collect(),
             args: Vec::new(),
             env: Vec::new(),
             json: true,
@@ -229,7 +288,11 @@ impl RunArgs {
     /// when `target` is empty: an attached run).
     pub fn command(self, target: &[String]) -> Command {
         let mut command = leakcheck();
-        command.args([self.subcommand, "--url", &self.url]);
+        command.arg(self.subcommand);
+        if self.positional.is_empty() {
+            command.args(["--url", &self.url]);
+        }
+        command.args(&self.positional);
         if self.quiet {
             command.arg("-q");
         }
