@@ -2,7 +2,7 @@
 # `leakcheck page` beside fuite (npm, driving the system's Chromium through
 # puppeteer) on the test pages: the dialogs page that keeps closed dialogs
 # and piles up window listeners, and its fixed twin. Both open and close a
-# dialog per iteration (leakcheck: 3 cycles of -n, the default 50; fuite:
+# dialog per iteration (leakcheck: its defaults, --cycles auto; fuite:
 # its default 7 iterations). Prints, per tool and page, the median wall
 # time of RUNS runs and what the last run reported.
 # usage: bench/page-vs-fuite.sh [RUNS]

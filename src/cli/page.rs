@@ -32,8 +32,9 @@ pub struct PageArgs {
     /// --cycles auto].
     #[arg(short = 'n', long = "iterations", value_parser = parse_count)]
     pub iterations: Option<u64>,
-    /// With --cycles auto: a page whose retention is bounded below this
-    /// many bytes per iteration keeps nothing [default: what 3 × 200
+    /// The smallest leak per iteration that must not pass as clean: with
+    /// --cycles auto a page bounded below it keeps nothing; fixed cycles
+    /// too small to see it are inconclusive [default: what 3 × 200
     /// iterations resolve, 1.6 KB].
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub resolution: Option<f64>,
@@ -89,6 +90,8 @@ pub struct PageProps {
     pub iterations: u64,
     /// `--cycles auto`: stop when the verdict is decided.
     pub sequential: Option<SequentialPlan>,
+    /// The smallest retention per iteration that must not pass as clean.
+    pub resolution: f64,
     pub timeout: Duration,
     pub loop_stats: bool,
     pub chrome: Option<PathBuf>,
@@ -123,6 +126,7 @@ impl PageArgs {
             cycles: schedule.cycles,
             iterations: schedule.per_cycle,
             sequential: schedule.sequential,
+            resolution: schedule.resolution,
             timeout: self.timeout,
             loop_stats: !self.no_loop_stats,
             chrome: self.chrome,

@@ -70,8 +70,9 @@ pub struct RunArgs {
     /// with --cycles auto].
     #[arg(short = 'a', long = "requests", value_parser = parse_count)]
     pub requests: Option<u64>,
-    /// With --cycles auto: a route whose retention is bounded below this
-    /// many bytes per request keeps nothing [default: what 3 × 20000
+    /// The smallest leak per request that must not pass as clean: with
+    /// --cycles auto a route bounded below it keeps nothing; fixed cycles
+    /// too small to see it are inconclusive [default: what 3 × 20000
     /// requests resolve, 15.7 B].
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub resolution: Option<f64>,
@@ -250,6 +251,8 @@ pub struct RunProps {
     pub requests: u64,
     /// `--cycles auto`: stop when the verdict is decided.
     pub sequential: Option<crate::verdict::sequential::SequentialPlan>,
+    /// The smallest retention per request that must not pass as clean.
+    pub resolution: f64,
     pub connections: usize,
     pub request: RequestProps,
     /// JSON, HTML and Markdown files, and the baseline to compare with.
@@ -289,8 +292,12 @@ impl RunArgs {
                 max_units: self.max_requests,
             },
         )?;
-        let (cycles, requests, sequential) =
-            (schedule.cycles, schedule.per_cycle, schedule.sequential);
+        let (cycles, requests, sequential, resolution) = (
+            schedule.cycles,
+            schedule.per_cycle,
+            schedule.sequential,
+            schedule.resolution,
+        );
         if self.connections == 0 {
             anyhow::bail!("--requests and --connections must be at least 1");
         }
@@ -304,6 +311,7 @@ impl RunArgs {
             cycles,
             requests,
             sequential,
+            resolution,
             connections: self.connections,
             request: self.request.into_props()?,
             output: self.output.into_props(self.json)?,

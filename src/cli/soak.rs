@@ -55,11 +55,10 @@ impl SoakArgs {
         }
         if self.run.cycles == Some(crate::verdict::budget::Cycles::Auto)
             || self.run.max_requests.is_some()
-            || self.run.resolution.is_some()
         {
             anyhow::bail!(
-                "a soak's schedule is -d and --every: --cycles auto, --max-requests and \
-                 --resolution are for `run`"
+                "a soak's schedule is -d and --every: --cycles auto and --max-requests are for \
+                 `run`"
             );
         }
         let mut props = self.run.into_props()?;

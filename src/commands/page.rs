@@ -47,6 +47,7 @@ fn loop_plan(props: &PageProps) -> LoopPlan {
         verdict: Options {
             max_retained: props.max_retained,
             unit: Unit::Iteration,
+            resolution: Some(props.resolution),
             ..Options::default()
         },
         loop_stats: props.loop_stats,

@@ -126,6 +126,7 @@ async fn drive(
     let duration_s = started.elapsed().as_secs_f64();
     let run = DriverRun {
         command: command.command.clone(),
+        requests_asked: Some(cycle.requests),
         log: log.display().to_string(),
         exit: crate::process::exit_status_of(status),
         duration_s,

@@ -204,12 +204,23 @@ pub struct CycleResult {
 
 impl CycleResult {
     /// The cycle did no work a verdict can stand on: the built-in load got
-    /// no 2xx answer, or the external driver failed.
+    /// no 2xx answer, no iteration of a scenario or a page ran every step,
+    /// or the external driver failed or the target served none of it.
     pub fn did_no_work(&self) -> bool {
         match &self.driver {
-            Some(driver) => !driver.succeeded(),
-            None => self.load.successes() == 0,
+            Some(driver) => !driver.succeeded() || self.served == Some(0),
+            None => self.load.successes() == 0 || self.load.iterations == Some(0),
         }
+    }
+
+    /// With `--load-cmd`: the target served less than the driver was asked
+    /// for, beyond `SHORT_DRIVER_TOLERANCE` — the fit would divide a
+    /// cycle's growth by work that mostly did not happen. `None` when the
+    /// target cannot count (not Node) or the driver served enough.
+    pub fn driver_short(&self) -> Option<(u64, u64)> {
+        let asked = self.driver.as_ref()?.requests_asked?;
+        let served = self.served?;
+        ((served as f64) < asked as f64 * (1.0 - SHORT_DRIVER_TOLERANCE)).then_some((served, asked))
     }
 
     /// The requests the target counted as begun, when they can be held
@@ -220,10 +231,19 @@ impl CycleResult {
     }
 }
 
+/// The share of `LEAKCHECK_REQUESTS` a driver may leave unserved (a k6
+/// script ending a few iterations early, a retry budget): beyond it the
+/// cycle measured too little to be divided by.
+pub const SHORT_DRIVER_TOLERANCE: f64 = 0.1;
+
 /// One run of `--load-cmd`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DriverRun {
+    /// The command as given, with secrets in it redacted.
     pub command: String,
+    /// `LEAKCHECK_REQUESTS`: what the driver was asked to send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_asked: Option<u64>,
     /// Where its stdout and stderr went.
     pub log: String,
     pub exit: ExitStatus,

@@ -111,6 +111,9 @@ pub struct Schedule {
     pub cycles: u32,
     pub per_cycle: u64,
     pub sequential: Option<SequentialPlan>,
+    /// The smallest retention per unit that must not pass as clean: a
+    /// fixed run whose cycles cannot see it is `inconclusive`.
+    pub resolution: f64,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -118,8 +121,8 @@ pub enum BudgetError {
     #[error("--cycles must be at least 1 (the method needs 3 to tell a trend)")]
     NoCycles,
     #[error(
-        "--resolution and {max_flag} decide when --cycles auto stops: add --cycles auto, or drop \
-         them for a fixed number of cycles"
+        "{max_flag} is --cycles auto's budget: add --cycles auto, or drop it for a fixed number \
+         of cycles"
     )]
     AutoOnly { max_flag: &'static str },
     #[error(
@@ -153,7 +156,7 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
     match cycles {
         Cycles::Fixed(0) => Err(BudgetError::NoCycles),
         Cycles::Fixed(cycles) => {
-            if asked.resolution.is_some() || asked.max_units.is_some() {
+            if asked.max_units.is_some() {
                 return Err(BudgetError::AutoOnly {
                     max_flag: defaults.max_flag,
                 });
@@ -162,6 +165,7 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
                 cycles,
                 per_cycle: asked.per_cycle.unwrap_or(defaults.method_cycle),
                 sequential: None,
+                resolution: resolution(defaults, asked)?,
             })
         }
         Cycles::Auto => {
@@ -179,13 +183,11 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
                     per_cycle,
                 });
             }
-            let resolution = asked.resolution.unwrap_or_else(|| defaults.resolution());
-            if resolution <= 0.0 {
-                return Err(BudgetError::Resolution);
-            }
+            let resolution = resolution(defaults, asked)?;
             Ok(Schedule {
                 cycles,
                 per_cycle,
+                resolution,
                 sequential: Some(SequentialPlan {
                     resolution,
                     max_cycles: cycles,
@@ -195,6 +197,15 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
             })
         }
     }
+}
+
+/// `--resolution`, or what the budget's three groups resolve.
+fn resolution(defaults: &Defaults, asked: Asked) -> Result<f64, BudgetError> {
+    let resolution = asked.resolution.unwrap_or_else(|| defaults.resolution());
+    if resolution <= 0.0 || !resolution.is_finite() {
+        return Err(BudgetError::Resolution);
+    }
+    Ok(resolution)
 }
 
 #[cfg(test)]
@@ -249,13 +260,26 @@ mod tests {
         );
         let mixed = Asked {
             cycles: Some(Cycles::Fixed(3)),
-            resolution: Some(10.0),
+            max_units: Some(10_000),
             ..Asked::default()
         };
         assert!(matches!(
             schedule(&SERVER, mixed),
             Err(BudgetError::AutoOnly { .. })
         ));
+        // A fixed run keeps the resolution it must not pass a leak above.
+        let fixed = Asked {
+            per_cycle: Some(300),
+            resolution: Some(2048.0),
+            ..Asked::default()
+        };
+        assert_eq!(schedule(&SERVER, fixed).unwrap().resolution, 2048.0);
+        let default = Asked {
+            per_cycle: Some(300),
+            ..Asked::default()
+        };
+        let default = schedule(&SERVER, default).unwrap().resolution;
+        assert!((default - SERVER.resolution()).abs() < 1e-9);
         assert_eq!("auto".parse::<Cycles>(), Ok(Cycles::Auto));
         assert!("x".parse::<Cycles>().is_err());
     }

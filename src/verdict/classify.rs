@@ -45,6 +45,37 @@ pub struct Options {
     /// The cycles are a soak's intervals: what to do next is said in
     /// the soak's flags.
     pub soak: bool,
+    /// The smallest retention per unit that must not pass as clean
+    /// (`--resolution`, or what the method's 3 × 20 000 resolve): a clean
+    /// row from cycles too small to see it is `inconclusive`. `None` judges
+    /// the readings alone (the sequential rule's own looks).
+    pub resolution: Option<f64>,
+}
+
+/// The smallest retention per unit the readings of `cycles` can tell from
+/// none (see `Context::unless_unresolved`); infinite with fewer than two
+/// readings after the warm-up cycle.
+pub fn resolvable(cycles: &[CycleResult]) -> f64 {
+    let mut sent = 0.0;
+    let mut points = Vec::with_capacity(cycles.len());
+    for cycle in cycles {
+        sent += cycle.units as f64;
+        points.push(sent);
+    }
+    let read = if points.len() > 2 {
+        &points[1..]
+    } else {
+        &points[..]
+    };
+    if read.len() < 2 {
+        return f64::INFINITY;
+    }
+    let mean = read.iter().sum::<f64>() / read.len() as f64;
+    let sxx: f64 = read.iter().map(|x| (x - mean).powi(2)).sum();
+    if sxx <= 0.0 {
+        return f64::INFINITY;
+    }
+    super::sequential::BOUND_SIGMAS * noise_floor(&Series::HEAP_USED) / sxx.sqrt()
 }
 
 /// Judges one route's readings. Returns `None` before the first cycle.
@@ -223,6 +254,26 @@ impl Context<'_> {
                  blocked event loop), or raise --timeout if it is only slow; then run again.",
             );
         }
+        if let Some((short, (served, asked))) = self
+            .cycles
+            .iter()
+            .find_map(|c| c.driver_short().map(|counts| (c, counts)))
+            .filter(|(c, _)| c.driver.as_ref().is_some_and(|d| d.succeeded()))
+        {
+            let log = short.driver.as_ref().map_or("", |d| d.log.as_str());
+            return self.choice(
+                VerdictKind::Inconclusive,
+                format!(
+                    "cycle {}: --load-cmd was asked for {asked} requests and the target served \
+                     {served}: a cycle that measured too little proves nothing",
+                    short.cycle
+                ),
+                &format!(
+                    "Make the command send $LEAKCHECK_REQUESTS requests to \
+                     $LEAKCHECK_URL$LEAKCHECK_ROUTE (its output is in {log}), then run again."
+                ),
+            );
+        }
         if let Some(failed) = self
             .cycles
             .iter()
@@ -249,7 +300,7 @@ impl Context<'_> {
                 .map_or(String::new(), |reason| {
                     format!(" (first failure: {reason})")
                 });
-            if self.options.unit == Unit::Iteration && dead.non_2xx == 0 {
+            if dead.load.iterations == Some(0) {
                 return self.choice(
                     VerdictKind::Inconclusive,
                     format!(
@@ -271,7 +322,73 @@ impl Context<'_> {
                 "Fix the route or the URL so that it answers 2xx, then run again.",
             );
         }
-        self.unless_unread(self.require_a_trend(self.choose_by_growth()))
+        self.unless_unresolved(self.unless_unread(self.require_a_trend(self.choose_by_growth())))
+    }
+
+    /// A clean row from cycles too small to see a leak of the resolution
+    /// is no all-clear: `-a 300 --cycles 3` reads 0.56 KB per request as
+    /// flat. What the readings can resolve is the `--cycles auto` bound's
+    /// width for a route that keeps nothing: `BOUND_SIGMAS` standard errors
+    /// of the slope fitted through the readings after the warm-up cycle,
+    /// with the heapUsed noise floor as their scatter. It depends only on
+    /// how much work each reading follows, so it says in advance what a
+    /// design can see: 3 × 20 000 requests resolve 14 B per request, 3 ×
+    /// 2 000 141 B, a soak's six intervals of 5 000 requests 13 B.
+    fn unless_unresolved(&self, choice: Choice) -> Choice {
+        let Some(resolution) = self.options.resolution else {
+            return choice;
+        };
+        let clean = matches!(
+            choice.kind,
+            VerdictKind::NoRetention | VerdictKind::WorkingSet
+        );
+        if !clean || self.proc_only {
+            return choice;
+        }
+        let resolvable = resolvable(self.cycles);
+        if resolvable <= resolution {
+            return choice;
+        }
+        let per_cycle = self.cycles.iter().map(|c| c.units).max().unwrap_or(0);
+        // Resolvable scales as 1 / work per reading: the same cycles, larger.
+        let needed = (per_cycle as f64 * resolvable / resolution).ceil() as u64;
+        let unit = self.unit();
+        let shown = |bytes: f64| {
+            if bytes.is_finite() {
+                per_request(bytes)
+            } else {
+                "any size".to_string()
+            }
+        };
+        let action = if self.options.soak {
+            format!(
+                "Soak longer, or at a higher rate: each interval needs about {needed} {unit}s \
+                 (-R × --every) to see {} per {unit}; or pass --resolution {} if leaks below it \
+                 do not matter to you.",
+                shown(resolution),
+                shown(resolvable)
+            )
+        } else {
+            format!(
+                "Let --cycles auto decide (drop --cycles and the cycle size), or send about \
+                 {needed} {unit}s per cycle; or pass --resolution {} if leaks below it do not \
+                 matter to you.",
+                shown(resolvable)
+            )
+        };
+        self.choice(
+            VerdictKind::Inconclusive,
+            format!(
+                "{}, but {} {unit}s in {} cycles can only rule out a leak above {} per {unit} \
+                 (the resolution asked for is {})",
+                choice.summary,
+                self.cycles.iter().map(|c| c.units).sum::<u64>(),
+                self.cycles.len(),
+                shown(resolvable),
+                shown(resolution)
+            ),
+            &action,
+        )
     }
 
     /// The row the series' growth makes, once every cycle did its work.

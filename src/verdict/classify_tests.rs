@@ -294,3 +294,50 @@ fn requests_served_by_processes_not_read_make_a_clean_row_inconclusive() {
     );
     assert!(half.has_finding(FindingKind::ServedMismatch));
 }
+
+/// What the readings can resolve depends on the work per reading alone:
+/// the method's 3 × 20 000 requests pass the default resolution, 3 × 300 do
+/// not, and more small cycles resolve as much as fewer large ones.
+#[test]
+fn the_resolvable_leak_shrinks_with_the_work_per_reading() {
+    let flat = sample(53.6, 8.3, 6.6, 3.6, 0.1);
+    let cycles = |n: u32, units: u64| -> Vec<CycleResult> {
+        (1..=n)
+            .map(|i| cycle(i, units, flat.clone(), flat.clone()))
+            .collect()
+    };
+    let method = super::super::sequential::method_resolution();
+    assert!(resolvable(&cycles(3, 20_000)) <= method);
+    assert!(resolvable(&cycles(3, 300)) > 50.0 * method);
+    assert!(resolvable(&cycles(12, 5_000)) < resolvable(&cycles(3, 5_000)));
+    assert!(resolvable(&cycles(1, 20_000)).is_infinite());
+
+    // A flat route: clean at the method's size, inconclusive at 300 a
+    // cycle, and clean again when the user accepts what 300 resolve.
+    let with = |resolution: f64| Options {
+        resolution: Some(resolution),
+        ..Options::default()
+    };
+    let judged = |cycles: &[CycleResult], options| judge(&flat, cycles, options).unwrap().0;
+    assert_eq!(
+        judged(&cycles(3, 20_000), with(method)).kind,
+        VerdictKind::NoRetention
+    );
+    let small = judged(&cycles(3, 300), with(method));
+    assert_eq!(small.kind, VerdictKind::Inconclusive, "{}", small.summary);
+    assert!(
+        small.summary.contains("can only rule out a leak above"),
+        "{}",
+        small.summary
+    );
+    assert!(small.action.contains("--resolution"), "{}", small.action);
+    assert_eq!(
+        judged(&cycles(3, 300), with(2048.0)).kind,
+        VerdictKind::NoRetention
+    );
+    // Without a resolution (the sequential rule's own looks) nothing changes.
+    assert_eq!(
+        judged(&cycles(3, 300), Options::default()).kind,
+        VerdictKind::NoRetention
+    );
+}

@@ -15,4 +15,4 @@ pub mod sequential;
 #[cfg(test)]
 mod test_cycles;
 
-pub use classify::{Options, judge};
+pub use classify::{Options, judge, resolvable};

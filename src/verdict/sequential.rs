@@ -90,6 +90,13 @@ pub fn look(
     options: Options,
     plan: SequentialPlan,
 ) -> Option<Look> {
+    // The small cycles are judged on their readings; only the budget's
+    // answer is held to the resolution (before it, more cycles come).
+    let budget_options = options;
+    let options = Options {
+        resolution: None,
+        ..options
+    };
     let raw = judged(baseline, cycles, options)?;
     let k = cycles.len();
     let served: u64 = cycles.iter().map(|c| c.units).sum();
@@ -121,6 +128,7 @@ pub fn look(
             let why = format!(
                 "the budget ran out: the fixed method's verdict over three groups of {group} cycles"
             );
+            let grouped = judged(baseline, &in_groups(cycles, group), budget_options)?;
             return Some(grouped.into_look(state(SequentialStop::Budget, group, why)));
         }
     }

@@ -21,5 +21,6 @@ mod run_faults;
 mod sequential;
 mod snapshots;
 mod soak;
+mod too_little;
 mod traffic;
 mod verdicts;

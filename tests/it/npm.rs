@@ -155,7 +155,7 @@ const command = (port) => [process.env.DEMO_NODE, process.env.DEMO_SCRIPT, Strin
 test('a route that keeps nothing passes', async () => {
   const port = Number(process.env.CHURN_PORT);
   const result = await check({ url: `http://127.0.0.1:${port}`, routes: ['/churn'], requests: 4000,
-    command: command(port), quiet: true, diagnose: false });
+    resolution: '160B', command: command(port), quiet: true, diagnose: false });
   assert.equal(result.routes[0].verdict.kind, 'no-retention');
   assertNoLeak(result);
 });

@@ -124,7 +124,12 @@ fn the_fixed_twin_keeps_nothing() {
     if !chromium_installed() {
         return;
     }
-    let finished = page_run("fixed.html", &OPEN_CLOSE, &["-n", "40"]);
+    let finished = page_run(
+        "fixed.html",
+        &OPEN_CLOSE,
+        // 3 × 40 iterations rule out about 7 KB per iteration.
+        &["-n", "40", "--resolution", "8KB"],
+    );
     assert_eq!(finished.code, 0, "{}", finished.stderr);
     let result = finished.result();
     let verdict = verdict_of(&result.routes[0]);

@@ -70,7 +70,7 @@ fn a_cycle_size_keeps_the_fixed_method_and_sequential_flags_need_auto() {
     let fixed = RunArgs::new(port)
         .routes(&["/churn"])
         .requests("1000")
-        .args(&["--no-diagnose"])
+        .args(&["--no-diagnose", "--resolution", "400B"])
         .run(&demo_command(port));
     assert_ne!(fixed.code, 2, "{}", fixed.stderr);
     let result = fixed.result();
@@ -78,7 +78,7 @@ fn a_cycle_size_keeps_the_fixed_method_and_sequential_flags_need_auto() {
     assert_eq!(result.route("/churn").cycles.len(), 3);
 
     let refused = RunArgs::new(free_port())
-        .args(&["--cycles", "3", "--resolution", "8B"])
+        .args(&["--cycles", "3", "--max-requests", "60000"])
         .run(&demo_command(port));
     assert_eq!(refused.code, 2);
     assert!(

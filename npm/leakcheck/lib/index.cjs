@@ -12,6 +12,7 @@ const VALUE_FLAGS = [
   ['routes', '--route'], ['cycles', '--cycles'], ['requests', '-a'], ['connections', '-c'],
   ['method', '-m'], ['headers', '-H'], ['body', '-b'], ['scenario', '--scenario'],
   ['abort', '--abort'], ['loadCmd', '--load-cmd'], ['maxRetained', '--max-retained'],
+  ['resolution', '--resolution'],
   ['timeout', '--timeout'], ['counters', '--counter'], ['html', '--html'],
   ['markdown', '--markdown'], ['baseline', '--baseline'], ['snapshots', '--snapshots'],
   ['inspect', '--inspect'], ['pid', '--pid'],

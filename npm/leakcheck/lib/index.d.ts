@@ -60,6 +60,12 @@ export interface CheckOptions {
   loadCmd?: string;
   /** `--max-retained`: bytes per request (a number) or a size such as '0.1KB'. */
   maxRetained?: number | string;
+  /**
+   * `--resolution`: the smallest leak per request that must not pass as
+   * clean (default 15.7 B, what 3 × 20 000 requests resolve); fixed cycles
+   * too small to see it read `inconclusive`.
+   */
+  resolution?: number | string;
   timeout?: string;
   counters?: string[];
   html?: string;

@@ -45,6 +45,7 @@ pub(super) fn cycle_plan(
                 fixed_request: scenario_free_and_fixed(props),
                 unit,
                 soak: props.soak.is_some(),
+                resolution: Some(props.resolution),
             },
             loop_stats: props.loop_stats,
             sequential: props.sequential,
