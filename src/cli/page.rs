@@ -46,6 +46,10 @@ pub struct PageArgs {
     /// and the page reported as no longer working.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// How long one reading of the page (forced collections, the heap, the
+    /// DOM counts) may take before the run stops with the readings so far.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub inspector_timeout: Duration,
     /// Do not read the page's main-thread delay and busy share per cycle.
     #[arg(long)]
     pub no_loop_stats: bool,
@@ -93,6 +97,7 @@ pub struct PageProps {
     /// The smallest retention per iteration that must not pass as clean.
     pub resolution: f64,
     pub timeout: Duration,
+    pub inspector_timeout: Duration,
     pub loop_stats: bool,
     pub chrome: Option<PathBuf>,
     pub connect: Option<String>,
@@ -128,6 +133,7 @@ impl PageArgs {
             sequential: schedule.sequential,
             resolution: schedule.resolution,
             timeout: self.timeout,
+            inspector_timeout: self.inspector_timeout,
             loop_stats: !self.no_loop_stats,
             chrome: self.chrome,
             connect: self.connect,

@@ -88,6 +88,11 @@ pub struct RunArgs {
     /// Write the JSON result to FILE (`-` for stdout; the table then goes to stderr).
     #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
     pub json: Option<OutputTarget>,
+    /// How long one reading of the target (forced collections, counters,
+    /// loop statistics) may take before the run stops with the readings so
+    /// far: a blocked event loop never answers.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub inspector_timeout: Duration,
     /// How long the server may take to accept connections after launch.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub ready_timeout: Duration,
@@ -258,6 +263,8 @@ pub struct RunProps {
     /// JSON, HTML and Markdown files, and the baseline to compare with.
     pub output: OutputProps,
     pub ready_timeout: Duration,
+    /// How long one reading may take.
+    pub inspector_timeout: Duration,
     pub grace: Duration,
     pub allow_remote: bool,
     pub quiet: bool,
@@ -316,6 +323,7 @@ impl RunArgs {
             request: self.request.into_props()?,
             output: self.output.into_props(self.json)?,
             ready_timeout: self.ready_timeout,
+            inspector_timeout: self.inspector_timeout,
             grace: self.grace,
             allow_remote: self.allow_remote,
             quiet: self.quiet,

@@ -53,6 +53,8 @@ fn loop_plan(props: &PageProps) -> LoopPlan {
         loop_stats: props.loop_stats,
         sequential: props.sequential,
         stall_timeout: props.timeout,
+        reading_timeout: props.inspector_timeout,
+        counters: false,
     }
 }
 

@@ -5,10 +5,13 @@
 //! environment; its output goes to a log file the report names, and a
 //! non-zero exit fails the cycle. The fit then divides by what the target
 //! itself counted as served, since leakcheck did not send the requests.
+//! While the command runs, the target's served count is watched: once it
+//! has not moved for the stall timeout, the command's process group is
+//! stopped and the cycle ends stalled, as the built-in load's does.
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
@@ -34,7 +37,15 @@ pub struct ExternalDriver {
     /// Requests a measured cycle asks for (`LEAKCHECK_REQUESTS`).
     pub requests: u64,
     pub connections: usize,
+    /// The target's inspector, to see that it still serves; `None` for a
+    /// target that is not Node (the command then runs to its own end).
+    pub watch: Option<crate::inspector::Inspector>,
+    /// How long the target may serve nothing while the command runs.
+    pub stall_timeout: Duration,
 }
+
+/// How often the target's served count is read while the command runs.
+const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 #[async_trait]
 impl Workload for ExternalDriver {
@@ -54,7 +65,8 @@ impl Workload for ExternalDriver {
             requests: asked,
             connections: self.connections,
         };
-        let (report, run) = drive(&self.command, &this).await?;
+        let stall = self.watch.as_ref().map(|w| (w, self.stall_timeout));
+        let (report, run) = drive(&self.command, &this, stall).await?;
         Ok(Work {
             report,
             driver: Some(run),
@@ -87,6 +99,7 @@ pub enum DriverError {
 async fn drive(
     command: &LoadCommand,
     cycle: &DriverCycle<'_>,
+    stall: Option<(&crate::inspector::Inspector, Duration)>,
 ) -> Result<(LoadReport, DriverRun), DriverError> {
     std::fs::create_dir_all(&command.log_dir).map_err(|source| DriverError::Log {
         path: command.log_dir.clone(),
@@ -121,8 +134,25 @@ async fn drive(
         .map_err(DriverError::Spawn)?;
     let group = child.id();
     // Interrupted (the future dropped): the whole group goes, not just sh.
-    let _stop_group = GroupGuard(group);
-    let status = child.wait().await.map_err(DriverError::Spawn)?;
+    let stop_group = GroupGuard(group);
+    let mut stalled = false;
+    let status = match stall {
+        None => child.wait().await.map_err(DriverError::Spawn)?,
+        Some((target, limit)) => {
+            let mut watch = ServedWatch::new(target, limit);
+            let mut tick = tokio::time::interval(WATCH_EVERY);
+            loop {
+                tokio::select! {
+                    status = child.wait() => break status.map_err(DriverError::Spawn)?,
+                    _ = tick.tick() => if watch.stalled().await {
+                        stalled = true;
+                        drop(stop_group);
+                        break child.wait().await.map_err(DriverError::Spawn)?;
+                    },
+                }
+            }
+        }
+    };
     let duration_s = started.elapsed().as_secs_f64();
     let run = DriverRun {
         command: command.command.clone(),
@@ -135,13 +165,48 @@ async fn drive(
     // its log, and what the target served is in the cycle.
     let report = LoadReport {
         duration_s,
+        stalled,
         ..LoadReport::default()
     };
     Ok((report, run))
 }
 
+/// The target's count of requests begun, read while a driver runs.
+struct ServedWatch<'a> {
+    target: &'a crate::inspector::Inspector,
+    limit: Duration,
+    last: Option<u64>,
+    moved: Instant,
+}
+
+impl<'a> ServedWatch<'a> {
+    fn new(target: &'a crate::inspector::Inspector, limit: Duration) -> ServedWatch<'a> {
+        ServedWatch {
+            target,
+            limit,
+            last: None,
+            moved: Instant::now(),
+        }
+    }
+
+    /// Whether the count has not moved for the limit. A target that does
+    /// not answer within a tick has not moved either.
+    async fn stalled(&mut self) -> bool {
+        let read = self.target.evaluate(crate::probe::SERVED_COUNTER);
+        let count = match tokio::time::timeout(WATCH_EVERY * 4, read).await {
+            Ok(Ok(value)) => value.as_u64(),
+            _ => None,
+        };
+        if count.is_some() && count != self.last {
+            self.last = count;
+            self.moved = Instant::now();
+        }
+        self.moved.elapsed() >= self.limit
+    }
+}
+
 /// Kills the driver's process group when dropped (normal end: it is gone
-/// already and the signal finds nothing).
+/// already and the signal finds nothing; a stalled driver: at once).
 struct GroupGuard(Option<u32>);
 
 impl Drop for GroupGuard {

@@ -39,7 +39,7 @@ pub enum CycleError {
         log: String,
     },
     #[error(
-        "cycle {cycle}: the target stopped answering (every {unit} of the last {} s failed); the \
+        "cycle {cycle}: the target stopped answering (no {unit} completed in the last {} s); the \
          cycle ended there",
         timeout.as_secs_f64()
     )]
@@ -47,6 +47,17 @@ pub enum CycleError {
         cycle: u32,
         timeout: std::time::Duration,
         unit: &'static str,
+    },
+    #[error(
+        "{when}: the target did not answer its inspector within {} s (a blocked event loop{}); \
+         the readings so far are kept (--inspector-timeout sets the limit)",
+        limit.as_secs_f64(),
+        if *counters { ", or a --counter expression that does not return" } else { "" }
+    )]
+    Unresponsive {
+        when: String,
+        limit: std::time::Duration,
+        counters: bool,
     },
 }
 
@@ -66,6 +77,11 @@ pub struct LoopPlan {
     /// How long the target may answer nothing before a cycle is cut short
     /// (a cycle so ended fails the route).
     pub stall_timeout: std::time::Duration,
+    /// How long one reading (its forced collections, counters and loop
+    /// statistics included) may take before the target is given up on.
+    pub reading_timeout: std::time::Duration,
+    /// `--counter` expressions run at every reading (named if one hangs).
+    pub counters: bool,
 }
 
 /// `run`'s and `soak`'s plan: the loop's, and what the route's workload
@@ -83,12 +99,14 @@ pub struct CyclePlan {
 }
 
 impl CyclePlan {
-    /// The workload of one route: the external driver, or the built-in
-    /// generator (within a soak's schedule when given).
+    /// The workload of one route: the external driver (watching the
+    /// target's served count through `inspector`, when it has one), or the
+    /// built-in generator (within a soak's schedule when given).
     pub fn workload(
         &self,
         route: &str,
         soak: Option<(SoakSchedule, Option<u64>)>,
+        inspector: Option<&crate::inspector::Inspector>,
     ) -> Box<dyn Workload> {
         let generator = Generator::for_route(self, route);
         match (&self.load_cmd, soak) {
@@ -97,6 +115,8 @@ impl CyclePlan {
                 route: route.to_string(),
                 requests: generator.planned_units().unwrap_or(0),
                 connections: self.load.connections,
+                watch: inspector.cloned(),
+                stall_timeout: self.looped.stall_timeout,
             }),
             (None, Some((schedule, limit))) => {
                 Box::new(SoakInterval::new(generator.load().clone(), schedule, limit))
@@ -136,7 +156,8 @@ pub async fn run_route(
 ) -> Result<(), CycleError> {
     let route = into.route.clone();
     observer.phase(&route, "baseline: forcing a full collection");
-    into.baseline = Some(probe.settled_sample().await?);
+    let baseline = within(plan, "the baseline", probe.settled_sample()).await?;
+    into.baseline = Some(baseline?);
     let options = verdict_options(plan, probe, work);
     // `--cycles auto` stops when decided, a soak when its load ends: their
     // budget is not a plan to show.
@@ -150,11 +171,14 @@ pub async fn run_route(
         if plan.loop_stats {
             // A target whose console cannot `require` has no statistics;
             // a lost inspector is found by the reading below.
-            let _ = probe.start_loop_stats().await;
+            let when = format!("before cycle {number}");
+            let _ = within(plan, &when, probe.start_loop_stats()).await?;
         }
         observer.load_started(&route, number, planned, work.planned_units());
         let done = work.drive(CycleSpec::measured(number), observer).await?;
-        let result = read_cycle(probe, plan, number, done, into).await?;
+        let when = format!("after cycle {number}");
+        let reading = read_cycle(probe, plan, number, done, into);
+        let result = within(plan, &when, reading).await??;
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
         work.recorded(into, observer);
@@ -188,6 +212,24 @@ pub async fn run_route(
         probe.stop_loop_stats().await;
     }
     Ok(())
+}
+
+/// Runs one reading of the target within `plan.reading_timeout`: a target
+/// whose event loop never returns (a `while (true)`, a counter expression
+/// that spins) would otherwise hold the run until every inspector call's
+/// own two-minute limit, one after another.
+async fn within<T>(
+    plan: &LoopPlan,
+    when: &str,
+    reading: impl std::future::Future<Output = T>,
+) -> Result<T, CycleError> {
+    tokio::time::timeout(plan.reading_timeout, reading)
+        .await
+        .map_err(|_| CycleError::Unresponsive {
+            when: when.to_string(),
+            limit: plan.reading_timeout,
+            counters: plan.counters,
+        })
 }
 
 /// The verdict's choices for this route: the command line's, with what only

@@ -62,6 +62,10 @@ pub enum PageFailure {
     NotLoaded,
     #[error("no element matched {selector:?} within {} s", WAIT_LIMIT.as_secs(), selector = .0)]
     NoMatch(String),
+    /// The action did not finish within the page's `--timeout` (a script
+    /// that never returns, a page whose main thread is blocked).
+    #[error("did not finish within {} s", .0.as_secs_f64())]
+    TimedOut(Duration),
 }
 
 impl Action {
@@ -118,6 +122,21 @@ impl Action {
             Action::Wait(d) => format!("wait {}", d.as_millis()),
             Action::WaitFor(s) => format!("wait-for {s}"),
             Action::Eval(js) => format!("eval {js}"),
+        }
+    }
+
+    /// Performs the action, failing it when it takes longer than `limit`.
+    pub async fn perform_within(
+        &self,
+        page: &Inspector,
+        limit: Duration,
+    ) -> Result<(), ActionError> {
+        match tokio::time::timeout(limit, self.perform(page)).await {
+            Ok(done) => done,
+            Err(_) => Err(ActionError::Failed {
+                action: self.describe(),
+                failure: PageFailure::TimedOut(limit),
+            }),
         }
     }
 

@@ -22,7 +22,8 @@ pub struct PageActions {
     pub actions: Vec<Action>,
     /// Iterations of a measured cycle.
     pub iterations: u64,
-    /// How long iterations may all fail before the cycle is cut short.
+    /// How long iterations may all fail before the cycle is cut short,
+    /// and how long one action may take.
     pub stall_timeout: Duration,
 }
 
@@ -92,7 +93,7 @@ impl PageActions {
     /// `None` when every action ran, else why the iteration stopped.
     async fn one_iteration(&self) -> Result<Option<String>, crate::probe::ProbeError> {
         for action in &self.actions {
-            match action.perform(&self.page).await {
+            match action.perform_within(&self.page, self.stall_timeout).await {
                 Ok(()) => {}
                 Err(ActionError::Inspector(e)) => return Err(e.into()),
                 Err(other) => return Ok(Some(other.to_string())),

@@ -11,7 +11,7 @@ mod proc;
 use async_trait::async_trait;
 
 pub use endpoints::{EndpointsProbe, parse_mem};
-pub use inspector::{Counter, InspectorProbe};
+pub use inspector::{Counter, InspectorProbe, SERVED_COUNTER};
 pub use proc::{ProcProbe, parse_status};
 
 use crate::model::{ProbeKind, Sample};

@@ -6,6 +6,7 @@ mod util;
 
 mod attach;
 mod attribution;
+mod deadlines;
 mod diagnose;
 mod faults;
 mod handles;

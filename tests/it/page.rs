@@ -225,6 +225,31 @@ fn a_page_that_stops_working_ends_its_cycle_after_the_timeout() {
     );
 }
 
+/// A script that never returns blocks the page's main thread: the action
+/// fails at its time limit, the cycle stalls, and a reading the blocked
+/// page cannot answer ends the run, all within bounded time.
+#[test]
+fn a_page_script_that_never_returns_ends_the_run() {
+    if !chromium_installed() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let finished = page_run(
+        "fixed.html",
+        &["eval while (true) {}"],
+        &["-n", "5", "--timeout", "1s", "--inspector-timeout", "3s"],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let result = finished.result();
+    assert!(result.routes[0].baseline.is_some());
+    let error = result.outcome.error.as_deref().unwrap();
+    assert!(
+        error.contains("stopped answering") || error.contains("did not answer its inspector"),
+        "{error}"
+    );
+}
+
 #[test]
 fn a_misspelt_action_is_refused_before_the_browser_starts() {
     let finished = run_leakcheck(&["page", "http://127.0.0.1:9/", "--action", "hover #x"]);

@@ -4,6 +4,7 @@
 //   /exit-after?n=N     answers, and exits with code 7 on the Nth request
 //   /drop-inspector?n=N closes the inspector (and its sessions) on the Nth request
 //   /stall              never answers
+//   /block-after?n=N    answers, and blocks its event loop for good on the Nth request
 // With IGNORE_SIGTERM=1 it ignores SIGTERM, so only SIGKILL stops it.
 import { createServer } from 'node:http';
 import inspector from 'node:inspector';
@@ -22,6 +23,10 @@ createServer((req, res) => {
   hits += 1;
   res.writeHead(200, { 'content-length': 2 });
   res.end('ok');
+  if (url.pathname === '/block-after' && hits === n) {
+    console.error(`fault-server: blocking the event loop on request ${hits} as asked`);
+    setImmediate(() => { for (;;); });
+  }
   if (url.pathname === '/exit-after' && hits === n) {
     console.error(`fault-server: exiting on request ${hits} as asked`);
     process.exit(7);

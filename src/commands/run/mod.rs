@@ -162,7 +162,7 @@ async fn measure(
             }
             None => None,
         };
-        let mut workload = plan.workload(route, soak);
+        let mut workload = plan.workload(route, soak, probe.inspector());
         run_route(
             probe.as_mut(),
             &plan.looped,

@@ -50,6 +50,8 @@ pub(super) fn cycle_plan(
             loop_stats: props.loop_stats,
             sequential: props.sequential,
             stall_timeout: props.request.timeout,
+            reading_timeout: props.inspector_timeout,
+            counters: !props.counters.is_empty(),
         },
         load: LoadPlan {
             addr: http.addr,

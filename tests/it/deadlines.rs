@@ -1,0 +1,92 @@
+//! Nothing waits forever: a target whose event loop blocks, a counter
+//! expression that never returns, a --load-cmd that never ends and a page
+//! script that spins each end within a bounded time, with the readings
+//! taken so far in the JSON. The limits are short here (a few seconds);
+//! the bounds asserted are generous against a busy machine.
+
+use std::time::{Duration, Instant};
+
+use crate::util::*;
+
+/// Every case ends well within this (its limits add up to under 15 s).
+const BOUNDED: Duration = Duration::from_secs(60);
+
+#[test]
+fn a_target_whose_event_loop_blocks_ends_the_run_with_the_readings_so_far() {
+    let port = free_port();
+    let started = Instant::now();
+    let finished = RunArgs::new(port)
+        .routes(&["/block-after?n=400"])
+        .requests("300")
+        .cycles(3)
+        .args(&[
+            "--timeout",
+            "1s",
+            "--inspector-timeout",
+            "3s",
+            "--no-diagnose",
+        ])
+        .run(&target_command("fault-server.mjs", port));
+    assert!(started.elapsed() < BOUNDED, "{:?}", started.elapsed());
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let result = finished.result();
+    let route = &result.routes[0];
+    assert!(route.baseline.is_some());
+    assert!(!route.cycles.is_empty(), "cycle 1 ran before the block");
+    let error = result.outcome.error.as_deref().unwrap();
+    assert!(
+        error.contains("stopped answering") || error.contains("did not answer its inspector"),
+        "{error}"
+    );
+    assert!(port_is_free(port));
+}
+
+#[test]
+fn a_counter_that_never_returns_ends_the_run_and_is_named() {
+    let port = free_port();
+    let started = Instant::now();
+    let finished = RunArgs::new(port)
+        .routes(&["/ok"])
+        .requests("100")
+        .cycles(3)
+        .args(&["--counter", "spin=(()=>{while(1){}})()"])
+        .args(&["--inspector-timeout", "3s", "--no-diagnose"])
+        .run(&target_command("fault-server.mjs", port));
+    assert!(started.elapsed() < BOUNDED, "{:?}", started.elapsed());
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let error = finished.result().outcome.error.unwrap();
+    assert!(
+        error.contains("did not answer its inspector within 3 s"),
+        "{error}"
+    );
+    assert!(error.contains("--counter"), "{error}");
+}
+
+#[test]
+fn a_load_cmd_that_never_ends_is_stopped_once_the_target_serves_nothing() {
+    let port = free_port();
+    let started = Instant::now();
+    let finished = RunArgs::new(port)
+        .routes(&["/ok"])
+        .requests("100")
+        .args(&[
+            "--load-cmd",
+            "sleep 1000",
+            "--timeout",
+            "2s",
+            "--no-diagnose",
+        ])
+        .run(&target_command("fault-server.mjs", port));
+    assert!(started.elapsed() < BOUNDED, "{:?}", started.elapsed());
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let result = finished.result();
+    let cycle = &result.routes[0].cycles[0];
+    assert!(cycle.load.stalled, "{cycle:#?}");
+    assert!(cycle.duration_s < 10.0, "{cycle:#?}");
+    assert!(
+        processes_matching("sleep 1000").is_empty(),
+        "the driver was left running"
+    );
+    let error = result.outcome.error.unwrap();
+    assert!(error.contains("stopped answering"), "{error}");
+}
