@@ -17,6 +17,7 @@ pub mod private_file;
 pub mod probe;
 pub mod process;
 pub mod procfs;
+pub mod redact;
 pub mod report;
 pub mod units;
 pub mod verdict;

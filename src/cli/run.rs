@@ -11,10 +11,11 @@ use crate::units::{parse_bytes, parse_count, parse_duration};
 /// Options of the request each cycle sends.
 #[derive(Debug, Args, Clone)]
 pub struct RequestArgs {
-    /// HTTP method.
-    #[arg(short = 'm', long, default_value = "GET")]
+    /// HTTP method (a scenario's steps name their own).
+    #[arg(short = 'm', long, default_value = "GET", conflicts_with = "scenario")]
     pub method: String,
-    /// Extra request header, `Name: value` (repeatable).
+    /// Extra request header, `Name: value` (repeatable); with --scenario,
+    /// sent by every step that does not set it.
     #[arg(short = 'H', long = "header", value_name = "HEADER")]
     pub headers: Vec<String>,
     /// Request body.
@@ -138,6 +139,11 @@ pub struct RunArgs {
     /// LEAKCHECK_CONNECTIONS and LEAKCHECK_CYCLE; a non-zero exit fails the cycle.
     #[arg(long, value_name = "CMD", conflicts_with_all = ["scenario", "abort"])]
     pub load_cmd: Option<String>,
+    /// Keep --load-cmd's logs in DIR (created with mode 0700); without it
+    /// they go to a private temporary folder removed after the run, and the
+    /// report keeps each cycle's last lines.
+    #[arg(long, value_name = "DIR", requires = "load_cmd")]
+    pub driver_logs: Option<std::path::PathBuf>,
     /// The command that starts the server, after `--`.
     #[arg(
         last = true,
@@ -173,6 +179,9 @@ impl RequestArgs {
             let (name, value) = header.split_once(':').ok_or_else(|| {
                 anyhow::anyhow!("header {header:?} has no colon: write it as `Name: value`")
             })?;
+            if let Some(why) = crate::load::framing_header(name) {
+                anyhow::bail!("-H {:?} is refused: {why}; drop it", name.trim());
+            }
             headers.push((name.trim().to_string(), value.trim().to_string()));
         }
         let body = match (&self.body, &self.body_file) {
@@ -285,6 +294,8 @@ pub struct RunProps {
     /// Empty when attaching to a running server.
     pub command: Vec<String>,
     pub load_cmd: Option<String>,
+    /// Where --load-cmd's logs are kept; `None`: a temporary folder.
+    pub driver_logs: Option<std::path::PathBuf>,
 }
 
 impl RunArgs {
@@ -338,6 +349,7 @@ impl RunArgs {
             snapshots: self.snapshots,
             command: self.command,
             load_cmd: self.load_cmd,
+            driver_logs: self.driver_logs,
         })
     }
 }

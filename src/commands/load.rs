@@ -30,8 +30,10 @@ pub async fn run(props: LoadProps) -> anyhow::Result<()> {
             .map(|(path, weight)| spec(path, *weight)),
     );
     let scenario = match &props.request.scenario {
-        Some(path) => Some(std::sync::Arc::new(crate::load::Scenario::load(
-            path, &http.host,
+        Some(path) => Some(std::sync::Arc::new(crate::load::Scenario::load_with(
+            path,
+            &http.host,
+            &props.request.headers,
         )?)),
         None => None,
     };

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 
 use super::CycleObserver;
+use super::driver_log::DriverLog;
 use super::workload::{CycleSpec, Units, Work, WorkError, Workload};
 use crate::model::{DriverRun, LoadReport};
 
@@ -26,7 +27,7 @@ pub struct LoadCommand {
     /// `http://host:port`, as `LEAKCHECK_URL`.
     pub base_url: String,
     /// Where each cycle's log goes.
-    pub log_dir: PathBuf,
+    pub log_dir: super::driver_log::LogDir,
 }
 
 /// The driver's cycles for one route, as the command's environment
@@ -43,6 +44,9 @@ pub struct ExternalDriver {
     /// How long the target may serve nothing while the command runs.
     pub stall_timeout: Duration,
 }
+
+/// How long the output of a finished command may take to be read to its end.
+const OUTPUT_DRAIN: Duration = Duration::from_secs(2);
 
 /// How often the target's served count is read while the command runs.
 const WATCH_EVERY: Duration = Duration::from_millis(250);
@@ -101,11 +105,7 @@ async fn drive(
     cycle: &DriverCycle<'_>,
     stall: Option<(&crate::inspector::Inspector, Duration)>,
 ) -> Result<(LoadReport, DriverRun), DriverError> {
-    std::fs::create_dir_all(&command.log_dir).map_err(|source| DriverError::Log {
-        path: command.log_dir.clone(),
-        source,
-    })?;
-    let log = command.log_dir.join(format!(
+    let log = command.log_dir.path().join(format!(
         "load-cmd-{}-cycle{}.log",
         crate::private_file::file_label(cycle.route),
         cycle.cycle
@@ -114,8 +114,7 @@ async fn drive(
         path: log.clone(),
         source,
     };
-    let out = std::fs::File::create(&log).map_err(log_error)?;
-    let err = out.try_clone().map_err(log_error)?;
+    let writer = DriverLog::create(&log).map_err(log_error)?;
     let started = Instant::now();
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
@@ -126,12 +125,22 @@ async fn drive(
         .env("LEAKCHECK_CONNECTIONS", cycle.connections.to_string())
         .env("LEAKCHECK_CYCLE", cycle.cycle.to_string())
         .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(DriverError::Spawn)?;
+    let copies = [
+        child
+            .stdout
+            .take()
+            .map(|s| tokio::spawn(writer.clone().copy(s))),
+        child
+            .stderr
+            .take()
+            .map(|s| tokio::spawn(writer.clone().copy(s))),
+    ];
     let group = child.id();
     // Interrupted (the future dropped): the whole group goes, not just sh.
     let stop_group = GroupGuard(group);
@@ -154,9 +163,16 @@ async fn drive(
         }
     };
     let duration_s = started.elapsed().as_secs_f64();
+    // The output ends with the group; a grandchild that kept a pipe open
+    // is gone with it (the guard or the stall stopped the group).
+    for copy in copies.into_iter().flatten() {
+        let _ = tokio::time::timeout(OUTPUT_DRAIN, copy).await;
+    }
     let run = DriverRun {
-        command: command.command.clone(),
+        command: crate::redact::command(&command.command),
         requests_asked: Some(cycle.requests),
+        output_tail: writer.finish(),
+        log_kept: command.log_dir.is_kept(),
         log: log.display().to_string(),
         exit: crate::process::exit_status_of(status),
         duration_s,

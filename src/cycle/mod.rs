@@ -7,6 +7,7 @@
 //! Results are written into the caller's `RouteResult` as they are taken,
 //! so a run that fails or is interrupted keeps every reading so far.
 
+pub mod driver_log;
 mod external;
 pub mod generator;
 mod soak;
@@ -30,7 +31,7 @@ pub enum CycleError {
     #[error(transparent)]
     Work(#[from] WorkError),
     #[error(
-        "cycle {cycle}: --load-cmd exited with {status}; its output is in {log}; the cycle does \
+        "cycle {cycle}: --load-cmd exited with {status}; its output ends: {log}; the cycle does \
          not count"
     )]
     DriverFailed {
@@ -201,7 +202,10 @@ pub async fn run_route(
             return Err(CycleError::DriverFailed {
                 cycle: number,
                 status: driver.exit.to_string(),
-                log: driver.log.clone(),
+                log: driver
+                    .output_tail
+                    .last()
+                    .map_or("(nothing)".to_string(), |line| format!("{line:?}")),
             });
         }
         if decided {

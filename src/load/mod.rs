@@ -15,6 +15,8 @@ mod vu;
 mod worker;
 
 pub use engine::{LoadError, LoadProgress, LoadRun};
-pub use plan::{LoadPlan, PrepareError, PreparedRequest, RequestError, RequestSpec, Stop};
+pub use plan::{
+    LoadPlan, PrepareError, PreparedRequest, RequestError, RequestSpec, Stop, framing_header,
+};
 pub use scenario::Scenario;
 pub use stats::ErrorKind;

@@ -229,6 +229,23 @@ impl LoadPlan {
     }
 }
 
+/// Why a header may not be given (`-H`, a scenario step): leakcheck frames
+/// every request itself — `Content-Length` from the body it sends, no
+/// `Transfer-Encoding`, keep-alive on every connection (hang-ups are
+/// `--abort`'s) — so these would make a second, contradicting framing and
+/// split the request. `Host` and every other header may be given.
+pub fn framing_header(name: &str) -> Option<&'static str> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "content-length" => Some("leakcheck sets Content-Length from the body it sends"),
+        "transfer-encoding" => Some("leakcheck sends bodies with a Content-Length, never chunked"),
+        "connection" => {
+            Some("leakcheck keeps every connection alive; clients that hang up are --abort's")
+        }
+        "expect" => Some("leakcheck sends the body with the head and reads no 100-continue"),
+        _ => None,
+    }
+}
+
 /// The request line and headers, each line ending in CRLF, without the
 /// blank line; Content-Length when the body's length is known now.
 fn head(spec: &RequestSpec, host: &str, body_length: Option<usize>) -> String {

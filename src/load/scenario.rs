@@ -177,6 +177,16 @@ pub struct Scenario {
 impl Scenario {
     /// Reads and checks `path`; `host` is the Host header of every request.
     pub fn load(path: &Path, host: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(path, host, &[])
+    }
+
+    /// `load`, with `shared` headers (`-H`) sent by every step that does
+    /// not set the same header itself.
+    pub fn load_with(
+        path: &Path,
+        host: &str,
+        shared: &[(String, String)],
+    ) -> Result<Scenario, ScenarioError> {
         use std::io::Read;
         let shown = path.display().to_string();
         let read = |source| ScenarioError::Read {
@@ -191,11 +201,21 @@ impl Scenario {
         if text.len() as u64 > MAX_SCENARIO_BYTES {
             return Err(ScenarioError::TooLarge { path: shown });
         }
-        Scenario::parse(&text, &shown, host)
+        Scenario::parse_with(&text, &shown, host, shared)
     }
 
     /// Checks a scenario's text; `source` names it in messages.
     pub fn parse(text: &str, source: &str, host: &str) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_with(text, source, host, &[])
+    }
+
+    /// `parse`, with `shared` headers as in `load_with`.
+    pub fn parse_with(
+        text: &str,
+        source: &str,
+        host: &str,
+        shared: &[(String, String)],
+    ) -> Result<Scenario, ScenarioError> {
         let whole: Value = serde_json::from_str(text).map_err(|error| ScenarioError::Format {
             file: source.to_string(),
             error,
@@ -236,7 +256,7 @@ impl Scenario {
                     step: index + 1,
                     error,
                 })?;
-            steps.push(prepare_step(step, &mut captured, host, &at)?);
+            steps.push(prepare_step(step, &mut captured, host, shared, &at)?);
         }
         Ok(Scenario {
             source: source.to_string(),
@@ -267,6 +287,7 @@ fn prepare_step(
     step: StepFormat,
     captured: &mut Vec<String>,
     host: &str,
+    shared: &[(String, String)],
     at: &dyn Fn(&'static str, String) -> ScenarioError,
 ) -> Result<Step, ScenarioError> {
     if !step.path.starts_with('/') || step.path.contains(['\r', '\n', ' ']) {
@@ -287,11 +308,24 @@ fn prepare_step(
     if step.repeat == 0 {
         return Err(at("repeat", "must be at least 1".into()));
     }
-    let mut headers = Vec::new();
+    // `-H` headers first, unless the step sets the same one.
+    let mut headers: Vec<(String, String)> = shared
+        .iter()
+        .filter(|(name, _)| {
+            !step
+                .headers
+                .keys()
+                .any(|own| own.eq_ignore_ascii_case(name))
+        })
+        .cloned()
+        .collect();
     for (name, value) in &step.headers {
         let Some(value) = value.as_str() else {
             return Err(at("headers", format!("{name:?} must be a string")));
         };
+        if let Some(why) = super::framing_header(name) {
+            return Err(at("headers", format!("{name:?} is refused: {why}")));
+        }
         if name.contains(['\r', '\n', ':']) || value.contains(['\r', '\n']) {
             return Err(at(
                 "headers",
@@ -510,5 +544,38 @@ mod tests {
         );
         let evil = vec![("x-token".to_string(), b"a\r\nX: y".to_vec())];
         assert_eq!(extract(&capture("header:x-token"), &evil, b""), None);
+    }
+
+    #[test]
+    fn shared_headers_go_to_every_step_that_does_not_set_its_own() {
+        use crate::load::template::{NoCaptures, RenderContext, Rng};
+        let shared = [("Authorization".to_string(), "Bearer team".to_string())];
+        let text =
+            r#"{"steps":[{"path":"/a"},{"path":"/b","headers":{"authorization":"Bearer own"}}]}"#;
+        let scenario = Scenario::parse_with(text, "s.json", "h", &shared).unwrap();
+        let sent = |index: usize| {
+            let mut scratch = crate::load::plan::Scratch::default();
+            let mut rng = Rng::new(1);
+            let mut ctx = RenderContext {
+                sequence: 0,
+                rng: &mut rng,
+                captures: &NoCaptures,
+            };
+            let bytes = scenario.steps[index]
+                .request
+                .bytes(&mut scratch, &mut ctx, b"");
+            String::from_utf8(bytes.unwrap().to_vec()).unwrap()
+        };
+        assert!(
+            sent(0).contains("Authorization: Bearer team\r\n"),
+            "{}",
+            sent(0)
+        );
+        assert!(
+            sent(1).contains("authorization: Bearer own\r\n"),
+            "{}",
+            sent(1)
+        );
+        assert!(!sent(1).contains("team"), "{}", sent(1));
     }
 }

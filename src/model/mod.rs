@@ -244,8 +244,14 @@ pub struct DriverRun {
     /// `LEAKCHECK_REQUESTS`: what the driver was asked to send.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests_asked: Option<u64>,
-    /// Where its stdout and stderr went.
+    /// Where its stdout and stderr went (removed after the run unless
+    /// `log_kept`: `--driver-logs DIR`).
     pub log: String,
+    #[serde(default)]
+    pub log_kept: bool,
+    /// The last lines of its output (stdout and stderr).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_tail: Vec<String>,
     pub exit: ExitStatus,
     pub duration_s: f64,
 }

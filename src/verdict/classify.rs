@@ -260,7 +260,6 @@ impl Context<'_> {
             .find_map(|c| c.driver_short().map(|counts| (c, counts)))
             .filter(|(c, _)| c.driver.as_ref().is_some_and(|d| d.succeeded()))
         {
-            let log = short.driver.as_ref().map_or("", |d| d.log.as_str());
             return self.choice(
                 VerdictKind::Inconclusive,
                 format!(
@@ -268,10 +267,9 @@ impl Context<'_> {
                      {served}: a cycle that measured too little proves nothing",
                     short.cycle
                 ),
-                &format!(
-                    "Make the command send $LEAKCHECK_REQUESTS requests to \
-                     $LEAKCHECK_URL$LEAKCHECK_ROUTE (its output is in {log}), then run again."
-                ),
+                "Make the command send $LEAKCHECK_REQUESTS requests to \
+                 $LEAKCHECK_URL$LEAKCHECK_ROUTE (the end of its output is in \
+                 cycles[].driver.output_tail), then run again.",
             );
         }
         if let Some(failed) = self
@@ -287,8 +285,13 @@ impl Context<'_> {
                     failed.cycle, driver.exit
                 ),
                 &format!(
-                    "Read its output in {}, fix the command, and run again.",
-                    driver.log
+                    "Read the end of its output (cycles[].driver.output_tail{}), fix the \
+                     command, and run again.",
+                    if driver.log_kept {
+                        format!("; the whole log is {}", driver.log)
+                    } else {
+                        "; --driver-logs DIR keeps whole logs".to_string()
+                    }
                 ),
             );
         }

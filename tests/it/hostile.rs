@@ -46,6 +46,48 @@ fn routes_and_headers_that_would_split_a_request_are_refused() {
     says(&refused(&["--route", "leak"]), "must start with `/`");
     says(&refused(&["--route", "/a\r\nX: y"]), "line break");
     says(&refused(&["-H", "X-A: 1\r\nX-B: 2"]), "line break");
+    // A second framing beside leakcheck's own Content-Length would split
+    // the request (`-H 'Transfer-Encoding: chunked' -b hello`).
+    says(
+        &refused(&["-H", "Transfer-Encoding: chunked", "-b", "hello"]),
+        "\"Transfer-Encoding\" is refused",
+    );
+    says(
+        &refused(&["-H", "content-length: 0"]),
+        "sets Content-Length",
+    );
+    says(&refused(&["-H", "Connection: close"]), "--abort");
+    let (_dir, scenario) = script(
+        "framing.json",
+        r#"{"steps":[{"path":"/a","headers":{"Content-Length":"0"}}]}"#,
+    );
+    says(
+        &refused(&["--scenario", scenario.to_str().unwrap()]),
+        "step 1: headers: \"Content-Length\" is refused",
+    );
+}
+
+/// A secret in --load-cmd's command line never reaches a report.
+#[test]
+fn a_secret_in_the_load_command_is_redacted_in_every_report() {
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/leak"])
+        .requests("50")
+        .cycles(1)
+        .args(&[
+            "--load-cmd",
+            "API_TOKEN=hunter2 true -H 'Authorization: Bearer hunter3'",
+        ])
+        .args(&["--no-diagnose"])
+        .run(&demo_command(port));
+    assert!(!finished.stdout.contains("hunter"), "{}", finished.stdout);
+    assert!(!finished.stderr.contains("hunter"), "{}", finished.stderr);
+    let result = finished.result();
+    let shown = result.settings.load_cmd.as_deref().unwrap();
+    assert_eq!(shown, "API_TOKEN=*** true -H 'Authorization: Bearer ***'");
+    let driver = result.routes[0].cycles[0].driver.as_ref().unwrap();
+    assert_eq!(driver.command, shown);
 }
 
 #[test]

@@ -173,8 +173,22 @@ fn an_external_driver_is_measured_by_what_the_target_served() {
     for cycle in &route.cycles {
         let driver = cycle.driver.as_ref().expect("the cycle ran the driver");
         assert!(driver.succeeded(), "{driver:#?}");
-        let log = std::fs::read_to_string(&driver.log).unwrap();
-        assert!(log.contains("sent 3000 requests"), "{log}");
+        // The log itself is removed with the run's private folder; its
+        // last lines are in the report.
+        assert!(!driver.log_kept);
+        assert!(
+            !std::path::Path::new(&driver.log).exists(),
+            "{}",
+            driver.log
+        );
+        assert!(
+            driver
+                .output_tail
+                .iter()
+                .any(|l| l.contains("sent 3000 requests")),
+            "{:?}",
+            driver.output_tail
+        );
         assert_eq!(cycle.served, Some(3000), "the target's own count");
         assert_eq!(cycle.units, 3000);
     }
@@ -228,11 +242,13 @@ fn the_diagnosis_of_a_driver_only_leak_runs_the_driver_and_names_its_holder() {
 
 #[test]
 fn a_failing_driver_fails_the_cycle_and_is_never_clean() {
+    let logs = tempfile::tempdir().unwrap();
     let port = free_port();
     let finished = RunArgs::new(port)
         .routes(&["/item"])
         .requests("10")
         .args(&["--load-cmd", "echo broken >&2; exit 3"])
+        .args(&["--driver-logs", logs.path().to_str().unwrap()])
         .run(&traffic(port));
     assert_eq!(finished.code, 2, "{}", finished.stderr);
     let result = finished.result();
@@ -240,11 +256,14 @@ fn a_failing_driver_fails_the_cycle_and_is_never_clean() {
     assert_eq!(route.cycles.len(), 1);
     let driver = route.cycles[0].driver.as_ref().unwrap();
     assert_eq!(driver.exit.exit_code, Some(3));
-    assert!(
-        std::fs::read_to_string(&driver.log)
-            .unwrap()
-            .contains("broken")
-    );
+    assert_eq!(driver.output_tail, ["broken"]);
+    // --driver-logs keeps the log, private to its owner.
+    use std::os::unix::fs::PermissionsExt;
+    assert!(driver.log_kept);
+    assert!(driver.log.starts_with(logs.path().to_str().unwrap()));
+    assert_eq!(std::fs::read_to_string(&driver.log).unwrap(), "broken\n");
+    let mode = std::fs::metadata(&driver.log).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
     assert_eq!(verdict_of(route).kind, VerdictKind::Inconclusive);
     assert!(
         result

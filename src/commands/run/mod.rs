@@ -40,7 +40,7 @@ pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
         None if props.routes.is_empty() => vec![http.path.clone()],
         None => props.routes.clone(),
     };
-    let plan = cycle_plan(&props, &http, scenario);
+    let plan = cycle_plan(&props, &http, scenario)?;
     if !props.command.is_empty()
         && matches!(props.attach, Some(Attach::Inspect(_) | Attach::Pid(_)))
     {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::cli::{RunProps, SoakProps};
+use crate::cycle::driver_log::LogDir;
 use crate::cycle::{CyclePlan, LoadCommand, LoopPlan};
 use crate::load::{LoadPlan, RequestSpec, Scenario, Stop};
 use crate::model::{
@@ -19,7 +20,19 @@ pub(super) fn cycle_plan(
     props: &RunProps,
     http: &HttpTarget,
     scenario: Option<Arc<Scenario>>,
-) -> CyclePlan {
+) -> anyhow::Result<CyclePlan> {
+    use anyhow::Context;
+    let log_dir = match (&props.load_cmd, &props.driver_logs) {
+        (None, _) => None,
+        (Some(_), Some(dir)) => {
+            crate::private_file::private_dir(dir)
+                .with_context(|| format!("--driver-logs {} cannot be used", dir.display()))?;
+            Some(LogDir::Kept(dir.clone()))
+        }
+        (Some(_), None) => Some(
+            LogDir::temporary().context("cannot create a private folder for --load-cmd's logs")?,
+        ),
+    };
     let unit = if scenario.is_some() {
         Unit::Iteration
     } else {
@@ -32,7 +45,7 @@ pub(super) fn cycle_plan(
         body: props.request.body.clone(),
         weight: 1,
     };
-    CyclePlan {
+    Ok(CyclePlan {
         looped: LoopPlan {
             // A soak's cycles end with its load.
             cycles: match props.soak {
@@ -65,12 +78,16 @@ pub(super) fn cycle_plan(
             abort: props.request.abort,
         },
         request,
-        load_cmd: props.load_cmd.as_ref().map(|command| LoadCommand {
-            command: command.clone(),
-            base_url: format!("http://{}", http.host),
-            log_dir: std::env::temp_dir().join(format!("leakcheck-{}", std::process::id())),
-        }),
-    }
+        load_cmd: props
+            .load_cmd
+            .as_ref()
+            .zip(log_dir)
+            .map(|(command, log_dir)| LoadCommand {
+                command: command.clone(),
+                base_url: format!("http://{}", http.host),
+                log_dir,
+            }),
+    })
 }
 
 /// Whether the requests are the same bytes apart from the route (no
@@ -119,7 +136,7 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
             max_retained_bytes_per_request: props.max_retained,
             unit: plan.looped.verdict.unit,
             scenario: plan.load.scenario.as_ref().map(|s| s.source.clone()),
-            load_cmd: props.load_cmd.clone(),
+            load_cmd: props.load_cmd.as_deref().map(crate::redact::command),
             abort: (props.request.abort > 0.0).then_some(props.request.abort),
             soak: props.soak.as_ref().map(|soak| SoakSettings {
                 duration_s: soak.duration.as_secs_f64(),

@@ -14,6 +14,7 @@ pub(super) fn load_scenario(
     if !props.routes.is_empty() {
         anyhow::bail!("--scenario names its own paths: drop --route");
     }
-    let scenario = crate::load::Scenario::load(path, &http.host)?;
+    // -H applies to every step (an Authorization for the whole scenario).
+    let scenario = crate::load::Scenario::load_with(path, &http.host, &props.request.headers)?;
     Ok(Some(std::sync::Arc::new(scenario)))
 }
