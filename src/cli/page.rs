@@ -79,6 +79,9 @@ pub struct PageArgs {
     /// How long the browser has after SIGTERM before SIGKILL.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub grace: Duration,
+    /// Allow a page URL (or a `goto`) that is not on this machine.
+    #[arg(long)]
+    pub allow_remote: bool,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -116,6 +119,12 @@ impl PageArgs {
             .iter()
             .map(|a| Action::parse(a))
             .collect::<Result<Vec<_>, _>>()?;
+        check_page_url(&self.url, "the page URL", self.allow_remote)?;
+        for action in &actions {
+            if let Action::Goto(url) = action {
+                check_page_url(url, "--action goto", self.allow_remote)?;
+            }
+        }
         let schedule = schedule(
             &PAGE,
             Asked {
@@ -144,5 +153,28 @@ impl PageArgs {
             grace: self.grace,
             quiet: self.quiet,
         })
+    }
+}
+
+/// A page leakcheck may open: `http(s)://` on this machine (unless
+/// `--allow-remote`) or a `file://`; never `javascript:` or `data:`, which
+/// run code in whatever page is open and measure nothing of their own.
+fn check_page_url(url: &str, what: &str, allow_remote: bool) -> anyhow::Result<()> {
+    let parsed = url::Url::parse(url).map_err(|e| {
+        anyhow::anyhow!("{what} {url:?} is not a URL ({e}): give http://127.0.0.1:PORT/…")
+    })?;
+    match parsed.scheme() {
+        "file" => Ok(()),
+        "http" | "https" => {
+            if !allow_remote {
+                crate::net::resolve_http(&url.replacen("https://", "http://", 1), false)
+                    .map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+            }
+            Ok(())
+        }
+        other => anyhow::bail!(
+            "{what} {url:?} is a {other}: URL; leakcheck opens http://, https:// or file:// pages \
+             (put script in --action eval)"
+        ),
     }
 }

@@ -17,6 +17,30 @@ const BROWSERS: [&str; 4] = [
     "google-chrome",
     "google-chrome-stable",
 ];
+/// Chromium's own traffic off: without these it looks up Google's hosts
+/// (update checks, safe browsing, domain reliability, translation, the
+/// media router, its own DNS client probing `google.com`) at start and
+/// while it runs — DNS queries that leave the machine (`strace` of a page
+/// run showed 32 to the resolver). The resolver rule answers every name
+/// but `localhost` and `127.0.0.1` with "not found", and Chromium's own
+/// DNS client is off, so nothing is looked up at all.
+/// `tests/it/page.rs` checks under strace that every connection stays on
+/// loopback.
+pub const LOOPBACK_ONLY: [&str; 10] = [
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--safebrowsing-disable-auto-update",
+    "--no-pings",
+    "--disable-default-apps",
+    "--metrics-recording-only",
+    "--disable-breakpad",
+    "--disable-features=MediaRouter,DialMediaRouteProvider,OptimizationHints,Translate,\
+     CertificateTransparencyComponentUpdater,AutofillServerCommunication,\
+     InterestFeedContentSuggestions,NetworkTimeServiceQuerying,AsyncDns,DnsOverHttps",
+    "--dns-prefetch-disable",
+];
+
 /// How long Chromium may take to announce its DevTools endpoint.
 const START_LIMIT: Duration = Duration::from_secs(30);
 /// How long the DevTools endpoint may take to answer.
@@ -80,6 +104,7 @@ pub async fn launch(executable: &Path, grace: Duration) -> Result<Browser, Brows
         "--disable-sync".into(),
         "--mute-audio".into(),
     ];
+    command.extend(LOOPBACK_ONLY.iter().map(|flag| flag.to_string()));
     // Chromium's sandbox refuses to start as root (CI containers run as
     // root); the page is the test's own, served on loopback.
     // SAFETY: geteuid has no preconditions.
