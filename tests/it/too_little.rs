@@ -62,6 +62,7 @@ fn a_driver_that_serves_nothing_or_a_fraction_is_inconclusive_with_the_counts() 
         .args(&["--load-cmd", &one, "--no-diagnose"])
         .run(&demo_command(port));
     assert_eq!(finished.code, 2, "{}", finished.stderr);
+    validate(&finished.stdout);
     let result = finished.result();
     let route = &result.routes[0];
     let driver = route.cycles[0].driver.as_ref().unwrap();
