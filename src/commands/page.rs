@@ -15,7 +15,7 @@ use crate::model::{
     Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, TargetInfo, Unit,
 };
 use crate::page::browser::{self, Browser};
-use crate::page::{PageActions, PageProbe, wait_loaded};
+use crate::page::{Dialogs, PageActions, PageProbe, wait_loaded};
 use crate::report::progress::Progress;
 use crate::verdict::Options;
 
@@ -78,6 +78,8 @@ async fn measure(
     };
     let page = Inspector::connect(&browser::first_page(&endpoint).await?).await?;
     let mut probe = PageProbe::new(page.clone()).await?;
+    // Before the page opens: one that alerts on load would block it.
+    let dialogs = Dialogs::dismiss(&page);
     result.target.probe = Some(crate::model::ProbeKind::Inspector);
     result.target.node_version = browser_version(&page).await;
     progress.say(&format!("opening {}", props.url));
@@ -94,6 +96,7 @@ async fn measure(
     let into = result.routes.last_mut().expect("just pushed");
     let plan = loop_plan(props);
     let mut workload = PageActions {
+        dialogs,
         page,
         actions: props.actions.clone(),
         iterations: props.iterations,

@@ -156,6 +156,7 @@ impl LoadStats {
             failed_iterations: scenario.then_some(self.failed_iterations),
             iterations_per_second: scenario.then(|| per_second(self.iterations)),
             failure_reasons: self.reasons.clone(),
+            dialogs: 0,
             requests_per_second: per_second(responses),
             status: StatusCounts {
                 s1xx: s1,

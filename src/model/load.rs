@@ -32,6 +32,10 @@ pub struct LoadReport {
     pub iterations_per_second: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failure_reasons: Vec<String>,
+    /// A page's `alert`/`confirm`/`prompt` dialogs dismissed during the
+    /// cycle (`leakcheck page`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dialogs: u64,
     pub requests_per_second: f64,
     pub status: StatusCounts,
     pub non_2xx: u64,

@@ -9,10 +9,12 @@
 
 mod actions;
 pub mod browser;
+mod dialogs;
 mod loop_stats;
 mod probe;
 mod workload;
 
 pub use actions::{Action, ActionError, PageFailure, wait_loaded};
+pub use dialogs::Dialogs;
 pub use probe::PageProbe;
 pub use workload::PageActions;

@@ -25,6 +25,8 @@ pub struct PageActions {
     /// How long iterations may all fail before the cycle is cut short,
     /// and how long one action may take.
     pub stall_timeout: Duration,
+    /// The dialogs the page opened, dismissed as they open.
+    pub dialogs: super::Dialogs,
 }
 
 /// How a batch of iterations went.
@@ -49,9 +51,12 @@ impl Workload for PageActions {
         observer: &dyn CycleObserver,
     ) -> Result<Work, WorkError> {
         let n = self.iterations.saturating_mul(cycle.scale.max(1));
+        let before = self.dialogs.count();
         let done = self.iterate(n, observer).await?;
+        let mut report = report_of(&done);
+        report.dialogs = self.dialogs.count() - before;
         Ok(Work {
-            report: report_of(&done),
+            report,
             driver: None,
             units: Units::Counted(done.ok),
         })

@@ -327,6 +327,31 @@ fn a_page_off_loopback_or_a_script_url_is_refused_before_the_browser_starts() {
     );
 }
 
+/// A page that alerts on load and on every click would hang at its first
+/// dialog: each is dismissed and counted.
+#[test]
+fn dialogs_are_dismissed_and_counted() {
+    if !chromium_installed() {
+        return;
+    }
+    let started = std::time::Instant::now();
+    let finished = page_run(
+        "alerts.html",
+        &["click #ask"],
+        &["-n", "10", "--resolution", "64KB", "--timeout", "5s"],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    validate(&finished.stdout);
+    let result = finished.result();
+    let cycles = &result.routes[0].cycles;
+    assert_eq!(cycles.len(), 3, "{}", finished.stderr);
+    for cycle in cycles {
+        assert_eq!(cycle.units, 10, "{cycle:#?}");
+        // A confirm and an alert per click.
+        assert_eq!(cycle.load.dialogs, 20, "{cycle:#?}");
+    }
+}
+
 #[test]
 fn a_misspelt_action_is_refused_before_the_browser_starts() {
     let finished = run_leakcheck(&["page", "http://127.0.0.1:9/", "--action", "hover #x"]);
