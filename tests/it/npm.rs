@@ -176,6 +176,15 @@ test('exit 2 rejects with the partial result', async () => {
       command: command(port), quiet: true }),
     (error) => error.exitCode === 2 && error.result?.routes?.[0]?.verdict?.kind === 'inconclusive');
 });
+
+test('options are checked: unknown names with the closest known one, wrong types', async () => {
+  const url = 'http://127.0.0.1:9';
+  await assert.rejects(check({ url, diagnoze: false }), (e) => e instanceof TypeError && /did you mean "diagnose"/.test(e.message));
+  await assert.rejects(check({ url, loadCommand: 'k6 run' }), (e) => e instanceof TypeError && /did you mean "loadCmd"/.test(e.message));
+  await assert.rejects(check({ url, command: 'node server.mjs' }), (e) => e instanceof TypeError && /options.command must be an array of strings/.test(e.message));
+  await assert.rejects(check({ url, routes: { a: 1 } }), (e) => e instanceof TypeError && /options.routes must be a string or an array/.test(e.message));
+  await assert.rejects(check({ url, maxRetainedPerRequest: 64 }), (e) => e instanceof TypeError && /unknown option/.test(e.message));
+});
 "#;
 
 #[test]
@@ -197,7 +206,7 @@ fn the_js_api_works_inside_node_test() {
         .env("MISSING_PORT", free_port().to_string());
     let finished = finish(command);
     assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
-    assert!(finished.stdout.contains("# pass 3"), "{}", finished.stdout);
+    assert!(finished.stdout.contains("# pass 4"), "{}", finished.stdout);
 }
 
 /// The `run:` blocks of a GitHub Actions workflow, as shell lines.

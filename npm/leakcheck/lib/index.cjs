@@ -18,9 +18,55 @@ const VALUE_FLAGS = [
   ['inspect', '--inspect'], ['pid', '--pid'],
 ];
 
+/** Options that are switches or lists of their own, and their types. */
+const OTHER_OPTIONS = { url: 'string', diagnose: 'boolean', fresh: 'boolean', quiet: 'boolean', args: 'string[]', command: 'string[]' };
+/** What each value option takes: a list where the flag repeats. */
+const LISTS = new Set(['routes', 'headers', 'counters']);
+const KNOWN = [...VALUE_FLAGS.map(([name]) => name), ...Object.keys(OTHER_OPTIONS)];
+
+/** Edit distance, to name the option a misspelt one meant. */
+function distance(a, b) {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i += 1) {
+    let diagonal = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j += 1) {
+      const above = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1].toLowerCase() === b[j - 1].toLowerCase() ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length];
+}
+
+/** Refuses unknown names (with the closest known one) and wrong types. */
+function checkOptions(options) {
+  if (!options || typeof options !== 'object') throw new TypeError('check: give an options object, e.g. { url, routes, command }');
+  for (const [name, value] of Object.entries(options)) {
+    if (!KNOWN.includes(name)) {
+      const closest = [...KNOWN].sort((a, b) => distance(name, a) - distance(name, b))[0];
+      throw new TypeError(`check: unknown option ${JSON.stringify(name)}; did you mean ${JSON.stringify(closest)}? (known: ${KNOWN.join(', ')})`);
+    }
+    if (value === undefined || value === null) continue;
+    const kind = OTHER_OPTIONS[name];
+    const isStrings = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+    const ok = kind === 'string[]' ? isStrings(value)
+      : kind ? typeof value === kind
+      : LISTS.has(name) ? typeof value === 'string' || isStrings(value)
+      : typeof value === 'string' || typeof value === 'number';
+    if (!ok) {
+      const want = kind === 'string[]' ? 'an array of strings (one argument each)'
+        : kind ? `a ${kind}`
+        : LISTS.has(name) ? 'a string or an array of strings' : 'a string or a number';
+      throw new TypeError(`check: options.${name} must be ${want}, not ${Array.isArray(value) ? 'an array' : typeof value}`);
+    }
+  }
+  if (!options.url) throw new TypeError('check: give options.url, the base URL the server listens on');
+}
+
 /** The command line of `leakcheck run` for `options`. */
 function runArgs(options) {
-  if (!options || !options.url) throw new TypeError('check: give options.url, the base URL the server listens on');
+  checkOptions(options);
   const args = ['run', '--url', options.url, '--json', '-'];
   for (const [option, flag] of VALUE_FLAGS) {
     const value = options[option];
@@ -43,13 +89,15 @@ function runArgs(options) {
 function check(options) {
   return new Promise((resolve, reject) => {
     let binary;
+    let args;
     try {
+      args = runArgs(options);
       binary = findBinary();
     } catch (error) {
       reject(error);
       return;
     }
-    const child = spawn(binary, runArgs(options), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out = [];
     let err = '';
     child.stdout.on('data', (chunk) => out.push(chunk));

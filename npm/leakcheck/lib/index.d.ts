@@ -42,10 +42,15 @@ export interface RunResult {
   outcome: { status: 'complete' | 'interrupted' | 'failed'; error: string | null };
 }
 
+/**
+ * The options of `check`. Unknown names are refused at run time with a
+ * `TypeError` naming the closest known option (`diagnoze` → `diagnose`),
+ * and so are values of the wrong type (`command` must be an array).
+ */
 export interface CheckOptions {
   /** Base URL the server listens on (loopback). */
   url: string;
-  routes?: string[];
+  routes?: string | string[];
   /** The server's command line; leakcheck starts and stops it. */
   command?: string[];
   cycles?: number;
@@ -85,6 +90,7 @@ export interface CheckOptions {
 export interface CheckError extends Error { exitCode: number | null; result?: RunResult }
 
 /** Runs `leakcheck run`; resolves on exit 0 or 1, rejects (CheckError) on exit 2. */
+/** Rejects with a `TypeError` for an unknown option or a value of the wrong type. */
 export function check(options: CheckOptions): Promise<RunResult>;
 /** Throws an AssertionError naming the verdict and the holder when a route leaks. */
 export function assertNoLeak(result: RunResult, options?: { maxRetainedPerRequest?: number }): void;
