@@ -6,6 +6,7 @@
 //! and `LoadRun::finish` returns the `LoadReport`.
 
 mod connection;
+mod cookies;
 mod engine;
 mod plan;
 pub mod scenario;

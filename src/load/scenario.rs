@@ -120,6 +120,10 @@ pub struct Capture {
 pub struct Step {
     /// `name`, or `METHOD path` as written.
     pub label: String,
+    /// The path as written, for the cookie jar's path rule (a template's
+    /// placeholders unrendered: a cookie for `/users` goes to `/users/{n}`,
+    /// one for `/users/42` does not).
+    pub path: String,
     pub request: PreparedRequest,
     pub repeat: u32,
     pub expect: Expect,
@@ -396,6 +400,7 @@ fn prepare_step(
         label: step
             .name
             .unwrap_or_else(|| format!("{} {}", spec.method, spec.path)),
+        path: spec.path.clone(),
         request,
         repeat: step.repeat,
         expect,

@@ -6,14 +6,16 @@
 //! never sent as `{name}`.
 //!
 //! The virtual user keeps a cookie jar across its iterations, as a browser
-//! does: each `Set-Cookie` replaces the cookie of that name, and the jar is
-//! sent as one `Cookie` header on every step that does not set its own.
+//! does (`cookies.rs`: RFC 6265's domain and path rules): each `Set-Cookie`
+//! replaces the cookie of that name and path, and the cookies of a step's
+//! path go as one `Cookie` header on every step that does not set its own.
 
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::connection::Collected;
+use super::cookies::CookieJar;
 use super::engine::Shared;
 use super::plan::Scratch;
 use super::scenario::{Scenario, Step, extract};
@@ -40,44 +42,6 @@ impl Captured {
             Some(entry) => entry.1 = value,
             None => self.0.push((name.to_string(), value)),
         }
-    }
-}
-
-/// The cookies a virtual user holds, and the header line that sends them.
-#[derive(Default)]
-struct CookieJar {
-    cookies: Vec<(Vec<u8>, Vec<u8>)>,
-    header: Vec<u8>,
-}
-
-impl CookieJar {
-    /// Takes `name=value` from a `Set-Cookie` value (its attributes are
-    /// not needed within one run).
-    fn store(&mut self, set_cookie: &[u8]) {
-        let pair = set_cookie.split(|b| *b == b';').next().unwrap_or(b"");
-        let Some(eq) = pair.iter().position(|b| *b == b'=') else {
-            return;
-        };
-        let name = pair[..eq].trim_ascii().to_vec();
-        let value = pair[eq + 1..].trim_ascii().to_vec();
-        if name.is_empty() || value.contains(&b'\r') || value.contains(&b'\n') {
-            return;
-        }
-        match self.cookies.iter_mut().find(|(n, _)| *n == name) {
-            Some(entry) => entry.1 = value,
-            None => self.cookies.push((name, value)),
-        }
-        self.header.clear();
-        self.header.extend_from_slice(b"Cookie: ");
-        for (i, (n, v)) in self.cookies.iter().enumerate() {
-            if i > 0 {
-                self.header.extend_from_slice(b"; ");
-            }
-            self.header.extend_from_slice(n);
-            self.header.push(b'=');
-            self.header.extend_from_slice(v);
-        }
-        self.header.extend_from_slice(b"\r\n");
     }
 }
 
@@ -166,7 +130,7 @@ async fn run_step(
     let cookie: &[u8] = if step.own_cookie {
         b""
     } else {
-        &user.jar.header
+        user.jar.header_for(&step.path)
     };
     let bytes = match step.request.bytes(&mut user.scratch, &mut ctx, cookie) {
         Ok(bytes) => bytes,
@@ -207,7 +171,8 @@ async fn run_step(
     user.link.account(shared);
     for (name, value) in &user.collected.headers {
         if name == "set-cookie" {
-            user.jar.store(value);
+            user.jar
+                .store(value, host_of(&shared.plan.host), &step.path);
         }
     }
     if !step.expect.accepts(status) {
@@ -230,18 +195,12 @@ async fn run_step(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_jar_keeps_one_value_per_cookie() {
-        let mut jar = CookieJar::default();
-        jar.store(b"sid=abc; Path=/; HttpOnly");
-        jar.store(b"theme=dark");
-        jar.store(b"sid=def");
-        assert_eq!(jar.header, b"Cookie: sid=def; theme=dark\r\n");
-        jar.store(b"evil=a\r\nX: y");
-        assert_eq!(jar.header, b"Cookie: sid=def; theme=dark\r\n");
+/// The host of a Host header's `host:port` (`[::1]:9` → `::1`).
+fn host_of(authority: &str) -> &str {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => {
+            host.trim_matches(['[', ']'])
+        }
+        _ => authority,
     }
 }
