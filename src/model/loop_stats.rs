@@ -24,6 +24,14 @@ pub struct GcStats {
     pub total_ms: f64,
     /// The longest pause, ms.
     pub max_ms: f64,
+    /// The CPU time of the main thread during the pauses (V8's `tdur`
+    /// beside the wall-clock `dur`), ms: on a busy machine a descheduled
+    /// thread's pause is long in wall time and short in CPU time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_total_ms: Option<f64>,
+    /// The most CPU time one pause took, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_max_ms: Option<f64>,
     /// Collections of each kind (counts).
     pub by_kind: GcByKind,
 }

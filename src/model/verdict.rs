@@ -79,6 +79,9 @@ pub enum FindingKind {
     HandleGrowth,
     /// Collections paused the target long enough to queue requests.
     GcPauses,
+    /// The pauses took far more wall time than CPU time: the target's
+    /// thread waited for a core (a busy machine), not for the collector.
+    BusyMachine,
 }
 
 impl FindingKind {
@@ -99,6 +102,7 @@ impl FindingKind {
             FindingKind::IsolateRetention => "isolate-retention",
             FindingKind::HandleGrowth => "handle-growth",
             FindingKind::GcPauses => "gc-pauses",
+            FindingKind::BusyMachine => "busy-machine",
         }
     }
 }

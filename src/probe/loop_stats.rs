@@ -18,7 +18,10 @@
 //! leakcheck's WebSocket session Node 20 and 22 start the trace but send
 //! no events, so the trace runs in an inspector session the target opens
 //! on itself (`new inspector.Session()`, installed by the same expression),
-//! which sums the pauses as the chunks arrive. A `PerformanceObserver` of
+//! which sums the pauses as the chunks arrive. Each event carries the wall
+//! time (`dur`) and the thread's CPU time (`tdur`): both are summed, so a
+//! pause that was long only because the thread waited for a core can be
+//! told from one the collector spent. A `PerformanceObserver` of
 //! type `gc` was the first choice; it cost /churn 5 % of its throughput (a
 //! JavaScript entry per collection, about 800 a second there; BENCHMARKS.md,
 //! "Loop and GC statistics").
@@ -49,7 +52,11 @@ fn start_expression() -> String {
                  for (const e of m.params.value) {{ \
                    if (e.ph !== 'X' || e.tid !== e.pid || !String(e.name).startsWith('V8.GC')) continue; \
                    const ms = (e.dur || 0) / 1000; g.count += 1; g.total_ms += ms; \
-                   if (ms > g.max_ms) g.max_ms = ms; const n = e.name; \
+                   if (ms > g.max_ms) g.max_ms = ms; \
+                   if (typeof e.tdur === 'number') {{ const cpu = e.tdur / 1000; \
+                     g.cpu_total_ms = (g.cpu_total_ms || 0) + cpu; \
+                     if (cpu > (g.cpu_max_ms || 0)) g.cpu_max_ms = cpu; }} \
+                   const n = e.name; \
                    if (n === 'V8.GCScavenger') g.by_kind.scavenge += 1; \
                    else if (n.startsWith('V8.GCFinalizeMC') || n.startsWith('V8.GCCompactor')) g.by_kind.mark_compact += 1; \
                    else if (n.startsWith('V8.GCIncrementalMarking')) g.by_kind.incremental += 1; \

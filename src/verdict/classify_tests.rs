@@ -341,3 +341,43 @@ fn the_resolvable_leak_shrinks_with_the_work_per_reading() {
         VerdictKind::NoRetention
     );
 }
+
+/// GC pauses are judged on the thread's CPU time when V8 gives it: long
+/// only by the clock is a busy machine, not the collector.
+#[test]
+fn pauses_long_only_by_the_clock_are_a_busy_machine_not_gc() {
+    use crate::model::{GcByKind, GcStats};
+    let (baseline, cycles) = method_leak();
+    let with_gc = |cpu_total_ms: f64, cpu_max_ms: f64| {
+        let mut cycles = cycles.clone();
+        for cycle in &mut cycles {
+            cycle.gc = Some(GcStats {
+                count: 40,
+                total_ms: 400.0,
+                max_ms: 210.0,
+                cpu_total_ms: Some(cpu_total_ms),
+                cpu_max_ms: Some(cpu_max_ms),
+                by_kind: GcByKind::default(),
+            });
+        }
+        judge(&baseline, &cycles, Options::default()).unwrap().0
+    };
+    let busy = with_gc(30.0, 4.0);
+    assert!(
+        busy.has_finding(FindingKind::BusyMachine),
+        "{:#?}",
+        busy.findings
+    );
+    assert!(
+        !busy.has_finding(FindingKind::GcPauses),
+        "{:#?}",
+        busy.findings
+    );
+    let collector = with_gc(380.0, 200.0);
+    assert!(
+        collector.has_finding(FindingKind::GcPauses),
+        "{:#?}",
+        collector.findings
+    );
+    assert!(!collector.has_finding(FindingKind::BusyMachine));
+}

@@ -13,6 +13,9 @@ use crate::units::{MB, mb};
 const GC_PAUSE_MS: f64 = 50.0;
 /// Collections taking more than this share of a cycle's load time.
 const GC_SHARE: f64 = 0.1;
+/// Wall time over this many times the CPU time of the same pauses is a
+/// thread waiting for a core: a collector's own pause runs on the CPU.
+const BUSY_RATIO: f64 = 2.0;
 
 impl Context<'_> {
     pub(super) fn findings(&self, kind: VerdictKind) -> Vec<Finding> {
@@ -51,6 +54,8 @@ impl Context<'_> {
         }
         if let Some(message) = self.gc_pauses() {
             add(FindingKind::GcPauses, message);
+        } else if let Some(message) = self.busy_machine() {
+            add(FindingKind::BusyMachine, message);
         }
         for fit in super::handles::growing_handles(self.fits) {
             add(
@@ -171,9 +176,14 @@ impl Context<'_> {
     /// pause exceeded `GC_PAUSE_MS` or collections took over `GC_SHARE`
     /// of the cycle's load.
     fn gc_pauses(&self) -> Option<String> {
+        // CPU time when V8 gave it: a descheduled thread is not a pause.
         let stalled = |c: &&crate::model::CycleResult| {
             c.gc.as_ref().is_some_and(|gc| {
-                gc.max_ms > GC_PAUSE_MS || gc.total_ms > GC_SHARE * c.duration_s * 1000.0
+                let (total, max) = (
+                    gc.cpu_total_ms.unwrap_or(gc.total_ms),
+                    gc.cpu_max_ms.unwrap_or(gc.max_ms),
+                );
+                max > GC_PAUSE_MS || total > GC_SHARE * c.duration_s * 1000.0
             })
         };
         let worst = self.cycles.iter().filter(stalled).max_by(|a, b| {
@@ -194,6 +204,30 @@ impl Context<'_> {
             100.0 * gc.total_ms / (worst.duration_s * 1000.0).max(1.0),
             worst.duration_s,
             gc.max_ms
+        ))
+    }
+
+    /// A cycle whose pauses look long by the clock but not by the CPU:
+    /// the wall time crossed the gc-pauses bar, the thread's CPU time did
+    /// not, and the wall time is over `BUSY_RATIO` times the CPU time.
+    fn busy_machine(&self) -> Option<String> {
+        let worst = self.cycles.iter().find(|c| {
+            c.gc.as_ref().is_some_and(|gc| {
+                let by_clock =
+                    gc.max_ms > GC_PAUSE_MS || gc.total_ms > GC_SHARE * c.duration_s * 1000.0;
+                gc.cpu_total_ms
+                    .is_some_and(|cpu| by_clock && gc.total_ms > BUSY_RATIO * cpu.max(0.001))
+            })
+        })?;
+        let gc = worst.gc.as_ref()?;
+        Some(format!(
+            "cycle {}: the {} GC pauses took {:.0} ms by the clock but {:.0} ms of CPU: the \
+             target's thread waited for a core, so the machine was busy (other processes, CPU \
+             limits), not the collector; compare latencies on a quiet machine",
+            worst.cycle,
+            gc.count,
+            gc.total_ms,
+            gc.cpu_total_ms.unwrap_or(0.0)
         ))
     }
 }

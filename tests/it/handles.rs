@@ -151,3 +151,47 @@ fn no_loop_stats_leaves_the_target_unobserved() {
             .all(|c| c.event_loop.is_none() && c.gc.is_none())
     );
 }
+
+/// A target starved of CPU (a busy loop pinned to its core) has GC pauses
+/// that are long by the clock; their CPU time is read beside the wall time
+/// (V8's `tdur`), and the verdict judges pauses on it, so a busy machine
+/// is not blamed on the collector.
+#[test]
+fn a_starved_target_reports_gc_cpu_time_below_wall_time_and_no_gc_blame() {
+    if std::process::Command::new("taskset")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        assert!(!in_ci(), "CI=true and taskset is not installed");
+        return;
+    }
+    let mut burner = Guard::spawn(std::process::Command::new("taskset").args([
+        "-c",
+        "0",
+        &node(),
+        "-e",
+        "for(;;);",
+    ]));
+    let port = free_port();
+    let mut command = vec!["taskset".to_string(), "-c".into(), "0".into()];
+    command.extend(demo_command(port));
+    let finished = RunArgs::new(port)
+        .routes(&["/churn"])
+        .requests("3000")
+        .cycles(3)
+        .args(&["--resolution", "1KB", "--no-diagnose"])
+        .run(&command);
+    let _ = burner.0.kill();
+    let result = finished.result();
+    let route = &result.routes[0];
+    let mut wall = 0.0;
+    let mut cpu = 0.0;
+    for cycle in &route.cycles {
+        let gc = cycle.gc.as_ref().expect("GC figures");
+        wall += gc.total_ms;
+        cpu += gc.cpu_total_ms.expect("the pauses' CPU time");
+    }
+    assert!(cpu > 0.0 && cpu < wall, "cpu {cpu} ms, wall {wall} ms");
+    assert!(!verdict_of(route).has_finding(FindingKind::GcPauses));
+}
