@@ -45,10 +45,12 @@ impl Frame {
     /// load are never lost to a mistake in a flag: every report path can
     /// be written, the `--baseline` parses, the `--snapshots` directory
     /// exists (created with mode 0700 when it does not).
+    /// `page`: this run checks a browser page (a baseline must too).
     pub fn open(
         output: &OutputProps,
         snapshots: Option<&std::path::Path>,
         quiet: bool,
+        page: bool,
     ) -> anyhow::Result<Frame> {
         let files = [
             ("--json", &output.json),
@@ -69,6 +71,18 @@ impl Frame {
             .as_deref()
             .map(|path| load_result(path).context("--baseline is checked before the run"))
             .transpose()?;
+        if let (Some(previous), Some(path)) = (&previous, &output.baseline)
+            && (previous.settings.method == "page") != page
+        {
+            let (was, is) = match page {
+                true => ("a server check (`leakcheck run`)", "a page check"),
+                false => ("a page check (`leakcheck page`)", "a server check"),
+            };
+            anyhow::bail!(
+                "--baseline {path} is the result of {was}, and this is {is}: give a result of the \
+                 same kind"
+            );
+        }
         Ok(Frame {
             progress: Progress::new(quiet),
             output: output.clone(),

@@ -15,12 +15,12 @@ use crate::model::{
     Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, TargetInfo, Unit,
 };
 use crate::page::browser::{self, Browser};
-use crate::page::{Dialogs, PageActions, PageProbe, wait_loaded};
+use crate::page::{Dialogs, PageActions, PageProbe};
 use crate::report::progress::Progress;
 use crate::verdict::Options;
 
 pub async fn run(props: PageProps) -> anyhow::Result<RunEnd> {
-    let frame = Frame::open(&props.output, props.snapshots.as_deref(), props.quiet)?;
+    let frame = Frame::open(&props.output, props.snapshots.as_deref(), props.quiet, true)?;
     let mut result = new_result(&props);
     let mut slot: Option<Browser> = None;
     let work = measure(&mut slot, &props, &mut result, &frame.progress);
@@ -83,11 +83,9 @@ async fn measure(
     result.target.probe = Some(crate::model::ProbeKind::Inspector);
     result.target.node_version = browser_version(&page).await;
     progress.say(&format!("opening {}", props.url));
-    page.call("Page.navigate", serde_json::json!({ "url": props.url }))
-        .await?;
-    wait_loaded(&page)
+    crate::page::open(&page, &props.url)
         .await
-        .map_err(|e| anyhow::anyhow!("{}: {e}", props.url))?;
+        .map_err(|e| anyhow::anyhow!("{e}: check the URL, and that the page is served"))?;
     result.routes.push(RouteResult {
         route: props.url.clone(),
         pid: result.target.pid,

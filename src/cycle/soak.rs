@@ -212,7 +212,13 @@ impl Workload for SoakInterval {
             return;
         };
         let requests: u64 = route.cycles.iter().map(|c| c.requests).sum();
-        let whole = self.ended.clone().unwrap_or_default();
+        // Until the load ends, its figures so far: a soak cut short by
+        // Ctrl-C reports what was sent, not zeros.
+        let whole = match (&self.ended, &self.running) {
+            (Some(ended), _) => ended.clone(),
+            (None, Some(running)) => so_far(&running.progress, started),
+            (None, None) => LoadReport::default(),
+        };
         let soak = soak_result(route, started, requests, self.limit, whole);
         if self.ended.is_none() {
             let line = progress_line(started, self.schedule.duration, requests, route, &soak);
@@ -220,6 +226,22 @@ impl Workload for SoakInterval {
         }
         // Kept as it goes: a soak cut short by Ctrl-C still projects.
         route.soak = Some(soak);
+    }
+}
+
+/// The whole load's counts while it runs (latencies and status classes
+/// come only with its end).
+fn so_far(progress: &LoadProgress, started: Instant) -> LoadReport {
+    let (requests, errors) = (progress.completed(), progress.errors());
+    let duration_s = started.elapsed().as_secs_f64();
+    LoadReport {
+        duration_s,
+        requests,
+        responses: requests.saturating_sub(errors),
+        errors,
+        requests_per_second: requests as f64 / duration_s.max(1e-9),
+        interrupted: true,
+        ..LoadReport::default()
     }
 }
 

@@ -62,6 +62,9 @@ pub enum PageFailure {
     NotLoaded,
     #[error("no element matched {selector:?} within {} s", WAIT_LIMIT.as_secs(), selector = .0)]
     NoMatch(String),
+    /// The URL could not be opened, or answered an HTTP error.
+    #[error("{url} could not be opened: {why}")]
+    NotOpened { url: String, why: String },
     /// The action did not finish within the page's `--timeout` (a script
     /// that never returns, a page whose main thread is blocked).
     #[error("did not finish within {} s", .0.as_secs_f64())]
@@ -171,10 +174,7 @@ impl Action {
                     .await?;
                 }
             }
-            Action::Goto(url) => {
-                page.call("Page.navigate", json!({ "url": url })).await?;
-                wait_loaded(page).await.map_err(failed)?;
-            }
+            Action::Goto(url) => open(page, url).await.map_err(failed)?,
             Action::Back => {
                 in_page(page, "history.back()").await.map_err(failed)?;
                 wait_loaded(page).await.map_err(failed)?;
@@ -213,6 +213,35 @@ async fn in_page(page: &Inspector, expression: &str) -> Result<Value, PageFailur
         Ok(value) => Ok(value),
         Err(InspectorError::Evaluation { message, .. }) => Err(PageFailure::Threw(message)),
         Err(other) => Err(PageFailure::Protocol(other)),
+    }
+}
+
+/// Opens `url` in the page and waits for it to load; a navigation that
+/// failed (a refused connection) or a page that answered 4xx or 5xx is a
+/// failure naming it, not a page to click in.
+pub async fn open(page: &Inspector, url: &str) -> Result<(), PageFailure> {
+    let navigated = page
+        .call("Page.navigate", json!({ "url": url }))
+        .await
+        .map_err(PageFailure::Protocol)?;
+    if let Some(error) = navigated.get("errorText").and_then(Value::as_str) {
+        return Err(PageFailure::NotOpened {
+            url: url.to_string(),
+            why: error.to_string(),
+        });
+    }
+    wait_loaded(page).await?;
+    let status = in_page(
+        page,
+        "(performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0",
+    )
+    .await?;
+    match status.as_u64() {
+        Some(code) if code >= 400 => Err(PageFailure::NotOpened {
+            url: url.to_string(),
+            why: format!("it answered HTTP {code}"),
+        }),
+        _ => Ok(()),
     }
 }
 

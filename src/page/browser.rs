@@ -119,12 +119,29 @@ pub async fn launch(executable: &Path, grace: Duration) -> Result<Browser, Brows
         node: false,
     })
     .map_err(|e| BrowserError::Start(format!("{e:#}")))?;
-    let endpoint = target.first_announced(START_LIMIT).await.map_err(|_| {
-        BrowserError::Start(format!(
-            "no DevTools endpoint announced within {} s",
-            START_LIMIT.as_secs()
-        ))
-    })?;
+    let endpoint = match target.first_announced(START_LIMIT).await {
+        Ok(endpoint) => endpoint,
+        Err(_) => {
+            let output = target.tail_text();
+            let shown = if output.trim().is_empty() {
+                String::new()
+            } else {
+                format!("; its last output:\n{output}")
+            };
+            return Err(BrowserError::Start(match target.exit_status() {
+                Some(status) => format!(
+                    "{} exited ({}) before it announced its DevTools endpoint: is it Chromium? \
+                     (--chrome PATH){shown}",
+                    executable.display(),
+                    crate::process::describe_status(status)
+                ),
+                None => format!(
+                    "no DevTools endpoint announced within {} s{shown}",
+                    START_LIMIT.as_secs()
+                ),
+            }));
+        }
+    };
     Ok(Browser {
         target,
         profile,

@@ -14,7 +14,7 @@ mod loop_stats;
 mod probe;
 mod workload;
 
-pub use actions::{Action, ActionError, PageFailure, wait_loaded};
+pub use actions::{Action, ActionError, PageFailure, open, wait_loaded};
 pub use dialogs::Dialogs;
 pub use probe::PageProbe;
 pub use workload::PageActions;

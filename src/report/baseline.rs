@@ -151,15 +151,37 @@ pub const MAX_RESULT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Parses a result's JSON text (see `load_result`).
 pub fn parse_result(text: &str) -> anyhow::Result<RunResult> {
+    if text.trim().is_empty() {
+        anyhow::bail!(
+            "the file is empty (a run that was killed before it wrote its report?); give a file \
+             written by `leakcheck run --json FILE`"
+        );
+    }
     let mut value: serde_json::Value = serde_json::from_str(text)
         .context("not JSON; give a file written by `leakcheck run --json FILE`")?;
     let version = value
         .get("schema_version")
         .and_then(serde_json::Value::as_u64);
-    if !version.is_some_and(|v| READABLE_SCHEMA_VERSIONS.iter().any(|r| u64::from(*r) == v)) {
-        anyhow::bail!(
-            "it has schema_version {version:?}; this leakcheck reads versions {READABLE_SCHEMA_VERSIONS:?}"
-        );
+    let newest = READABLE_SCHEMA_VERSIONS.iter().max().copied().unwrap_or(0);
+    match version {
+        Some(v) if READABLE_SCHEMA_VERSIONS.iter().any(|r| u64::from(*r) == v) => {}
+        Some(v) if v > u64::from(newest) => anyhow::bail!(
+            "it has schema version {v}, newer than this leakcheck {} reads (up to {newest}): \
+             upgrade leakcheck (npm install leakcheck@latest) to read it",
+            env!("CARGO_PKG_VERSION")
+        ),
+        Some(v) => anyhow::bail!(
+            "it has schema version {v}, which this leakcheck does not read (it reads {}): \
+             run the check again to write a current one",
+            READABLE_SCHEMA_VERSIONS
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        None => anyhow::bail!(
+            "it has no schema_version: give a file written by `leakcheck run --json FILE`"
+        ),
     }
     if version == Some(1) {
         upgrade_from_version_1(&mut value);
@@ -204,5 +226,19 @@ mod tests {
         assert!(!grew(400.0, 450.0, 0.2, 16.0), "12 % is within tolerance");
         assert!(grew(400.0, 900.0, 0.2, 16.0));
         assert!(!grew(2.0, 10.0, 0.2, 16.0), "five-fold but under the floor");
+    }
+
+    #[test]
+    fn a_future_or_empty_result_says_what_to_do() {
+        let future = parse_result(r#"{"schema_version": 99}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(future.contains("schema version 99, newer"), "{future}");
+        assert!(future.contains("upgrade leakcheck"), "{future}");
+        assert!(!future.contains("Some("), "{future}");
+        let empty = parse_result("  \n").unwrap_err().to_string();
+        assert!(empty.contains("the file is empty"), "{empty}");
+        let none = parse_result("{}").unwrap_err().to_string();
+        assert!(none.contains("no schema_version"), "{none}");
     }
 }

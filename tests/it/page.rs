@@ -352,6 +352,42 @@ fn dialogs_are_dismissed_and_counted() {
     }
 }
 
+/// A page that answers 404 is named as such, not clicked in and reported
+/// as "no element matches".
+#[test]
+fn a_page_that_answers_an_http_error_is_named() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run("missing.html", &["click #open"], &["-n", "5"]);
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let error = finished.result().outcome.error.unwrap();
+    assert!(error.contains("answered HTTP 404"), "{error}");
+    assert!(!error.contains("no element matches"), "{error}");
+}
+
+/// A --chrome that is not a browser is named as soon as it exits, not
+/// after the 30 s start limit.
+#[test]
+fn a_chrome_that_exits_at_once_is_named_at_once() {
+    let started = std::time::Instant::now();
+    let finished = run_leakcheck(&[
+        "page",
+        "http://127.0.0.1:9/",
+        "--chrome",
+        "/bin/false",
+        "--action",
+        "click #x",
+    ]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert_eq!(finished.code, 2);
+    assert!(
+        finished.stderr.contains("/bin/false exited (exit code 1)"),
+        "{}",
+        finished.stderr
+    );
+}
+
 #[test]
 fn a_misspelt_action_is_refused_before_the_browser_starts() {
     let finished = run_leakcheck(&["page", "http://127.0.0.1:9/", "--action", "hover #x"]);

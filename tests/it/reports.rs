@@ -175,4 +175,19 @@ fn baseline_passes_an_unchanged_route_and_fails_one_that_keeps_more() {
     );
     assert!(new > old + 3000.0, "the message's figures: {old} → {new}");
     validate(&std::fs::read_to_string(&more.json).unwrap());
+
+    // A page's result is no baseline for a server: refused before the run.
+    let mut page: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base.json).unwrap()).unwrap();
+    page["settings"]["method"] = "page".into();
+    let page_json = outputs();
+    std::fs::write(&page_json.json, page.to_string()).unwrap();
+    let other = outputs();
+    let refused = leak_run(&other.json, Some(&page_json.json), &[]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("is the result of a page check"),
+        "{}",
+        refused.stderr
+    );
 }

@@ -32,7 +32,12 @@ use tokio::sync::watch;
 
 pub async fn run(props: RunProps) -> anyhow::Result<RunEnd> {
     let http = resolve_http(&props.url, props.allow_remote)?;
-    let frame = Frame::open(&props.output, props.snapshots.as_deref(), props.quiet)?;
+    let frame = Frame::open(
+        &props.output,
+        props.snapshots.as_deref(),
+        props.quiet,
+        false,
+    )?;
     let scenario = preflight::load_scenario(&props, &http)?;
     let routes = match &scenario {
         // One series: the scenario's iterations, named after its file.
