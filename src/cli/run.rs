@@ -189,9 +189,10 @@ impl RequestArgs {
             (None, Some(path)) => read_body_file(path)?,
             (None, None) => Vec::new(),
         };
-        if !(0.0..=1.0).contains(&self.abort) {
+        if !(0.0..1.0).contains(&self.abort) {
             anyhow::bail!(
-                "--abort {} must be a fraction from 0 to 1 (0.5 = half)",
+                "--abort {} must be a fraction from 0 to below 1 (0.5 = half): at 1 every request \
+                 is hung up on, no answer is read and nothing is measured",
                 self.abort
             );
         }

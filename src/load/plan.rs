@@ -57,7 +57,7 @@ pub struct LoadPlan {
     /// Run this scenario instead of `requests`: a slot is an iteration.
     pub scenario: Option<std::sync::Arc<super::scenario::Scenario>>,
     /// The fraction of requests sent on a connection that is closed before
-    /// the answer (`--abort`), 0 to 1.
+    /// the answer (`--abort`), from 0 to below 1.
     pub abort: f64,
 }
 

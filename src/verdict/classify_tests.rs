@@ -293,6 +293,22 @@ fn requests_served_by_processes_not_read_make_a_clean_row_inconclusive() {
         half.summary
     );
     assert!(half.has_finding(FindingKind::ServedMismatch));
+    // More begun than sent is a mismatch, unless requests were hung up on
+    // (`--abort`): the target begins those late, in the next cycle.
+    let more = judge(&baseline, &cycles_served(20_500), Options::default())
+        .unwrap()
+        .0;
+    assert!(more.has_finding(FindingKind::ServedMismatch));
+    let mut aborting = cycles_served(20_500);
+    for cycle in &mut aborting {
+        cycle.load.aborted = 1_000;
+    }
+    let aborting = judge(&baseline, &aborting, Options::default()).unwrap().0;
+    assert!(
+        !aborting.has_finding(FindingKind::ServedMismatch),
+        "{:#?}",
+        aborting.findings
+    );
 }
 
 /// What the readings can resolve depends on the work per reading alone:

@@ -72,14 +72,20 @@ impl Context<'_> {
                     .into(),
             );
         }
-        for cycle in self.cycles {
+        for (index, cycle) in self.cycles.iter().enumerate() {
             let Some(served) = cycle.served_by_builtin_load() else {
                 continue;
             };
-            // Every answered request was begun; at most every sent one was.
+            // Every answered request was begun; at most every sent one was,
+            // but a request hung up on (`--abort`) may be begun by the
+            // target only after the cycle's reading: counted in the next.
             let answered = cycle.responses;
             let sent = cycle.requests;
-            if served < answered || served > sent {
+            let late_arrivals = index
+                .checked_sub(1)
+                .map_or(0, |previous| self.cycles[previous].load.aborted)
+                + cycle.load.aborted;
+            if served < answered || served > sent + late_arrivals {
                 add(
                     FindingKind::ServedMismatch,
                     format!(

@@ -67,6 +67,14 @@ fn routes_and_headers_that_would_split_a_request_are_refused() {
     );
 }
 
+#[test]
+fn abort_one_is_refused_with_why() {
+    says(
+        &refused(&["--abort", "1"]),
+        "no answer is read and nothing is measured",
+    );
+}
+
 /// A secret in --load-cmd's command line never reaches a report.
 #[test]
 fn a_secret_in_the_load_command_is_redacted_in_every_report() {
