@@ -31,52 +31,37 @@ fn a_scenario_whose_every_iteration_fails_is_inconclusive_naming_the_step() {
     );
 }
 
-#[test]
-fn a_driver_that_serves_nothing_or_a_fraction_is_inconclusive_with_the_counts() {
+/// The demo's /leak driven by `driver`, asked for 300 requests a cycle:
+/// the run, which must be inconclusive with the served count in its words.
+fn driven(driver: &str, served: u64) -> RunResult {
     let port = free_port();
-    let nothing = RunArgs::new(port)
+    let finished = RunArgs::new(port)
         .routes(&["/leak"])
         .requests("300")
-        .args(&["--load-cmd", "true", "--no-diagnose"])
+        .args(&["--load-cmd", driver, "--no-diagnose"])
         .run(&demo_command(port));
-    assert_eq!(nothing.code, 2, "{}", nothing.stderr);
-    let verdict = verdict_of(&nothing.result().routes[0]).clone();
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    validate(&finished.stdout);
+    let result = finished.result();
+    let verdict = verdict_of(&result.routes[0]);
     assert_eq!(verdict.kind, VerdictKind::Inconclusive, "{verdict:#?}");
-    assert!(
-        verdict
-            .summary
-            .contains("asked for 300 requests and the target served 0"),
-        "{}",
-        verdict.summary
-    );
+    let counts = format!("asked for 300 requests and the target served {served}");
+    assert!(verdict.summary.contains(&counts), "{}", verdict.summary);
+    result
+}
 
+#[test]
+fn a_driver_that_serves_nothing_or_a_fraction_is_inconclusive_with_the_counts() {
+    driven("true", 0);
     // One request of the 300 asked for.
     let one = format!(
         "{} -e \"fetch(process.env.LEAKCHECK_URL + process.env.LEAKCHECK_ROUTE).then((r) => r.text())\"",
         node()
     );
-    let port = free_port();
-    let finished = RunArgs::new(port)
-        .routes(&["/leak"])
-        .requests("300")
-        .args(&["--load-cmd", &one, "--no-diagnose"])
-        .run(&demo_command(port));
-    assert_eq!(finished.code, 2, "{}", finished.stderr);
-    validate(&finished.stdout);
-    let result = finished.result();
-    let route = &result.routes[0];
-    let driver = route.cycles[0].driver.as_ref().unwrap();
-    assert_eq!(driver.requests_asked, Some(300));
-    assert_eq!(route.cycles[0].served, Some(1));
-    let verdict = verdict_of(route);
-    assert_eq!(verdict.kind, VerdictKind::Inconclusive, "{verdict:#?}");
-    assert!(
-        verdict
-            .summary
-            .contains("asked for 300 requests and the target served 1"),
-        "{}",
-        verdict.summary
-    );
+    let result = driven(&one, 1);
+    let cycle = &result.routes[0].cycles[0];
+    assert_eq!(cycle.driver.as_ref().unwrap().requests_asked, Some(300));
+    assert_eq!(cycle.served, Some(1));
 }
 
 /// `-a 300 --cycles 3` on the demo's /leak (about 0.4 KB a request) grows

@@ -178,9 +178,13 @@ async fn measure(
         .await
         .with_context(|| format!("route {route}"))?;
         if wants_diagnosis(props.diagnose, into, probe.as_ref()) {
-            // A fresh process is discarded after its route, so its
-            // snapshots touch no other series; a shared one waits for the end.
-            if props.fresh || index + 1 == routes.len() {
+            deferred.push((index, workload));
+        }
+        // A fresh process is discarded after its route, so its snapshots
+        // touch no other series; a shared one waits for the last route.
+        if props.fresh || index + 1 == routes.len() {
+            for (index, mut workload) in deferred.drain(..) {
+                let into = &mut result.routes[index];
                 diagnose(
                     probe.as_mut(),
                     workload.as_mut(),
@@ -190,23 +194,7 @@ async fn measure(
                     progress,
                 )
                 .await;
-            } else {
-                deferred.push((index, workload));
             }
-        }
-    }
-    for (index, mut workload) in deferred {
-        if let Some(probe) = probe.as_mut() {
-            let into = &mut result.routes[index];
-            diagnose(
-                probe.as_mut(),
-                workload.as_mut(),
-                into,
-                props,
-                plan,
-                progress,
-            )
-            .await;
         }
     }
     Ok(())
