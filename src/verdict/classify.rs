@@ -7,8 +7,8 @@
 use super::handles::{describe as describe_handles, growing_handles};
 use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor, rss_noise_floor};
 use crate::model::{
-    CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, Resource, RetainedPerRequest,
-    Sample, Series, Trend, Unit, Verdict, VerdictKind,
+    CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, Resource, ResourceFamily,
+    RetainedPerRequest, Sample, Series, Trend, Unit, Verdict, VerdictKind,
 };
 use crate::units::{MB, mb, per_request};
 
@@ -454,10 +454,20 @@ impl Context<'_> {
                     "{} with no memory growth beyond its noise",
                     describe_handles(fit, self.unit())
                 ),
-                action: "Still a leak: each one keeps little memory, but the process runs out of \
-                         descriptors or spends its event loop on them first. Release it where the \
-                         request ends."
-                    .into(),
+                action: match &fit.metric {
+                    Series::Resource(r) if r.family == ResourceFamily::Dom => {
+                        "Still a leak: each keeps little memory, but the page slows and grows \
+                         with every iteration. Remove the nodes and listeners when the view \
+                         closes (removeEventListener, an AbortSignal), and drop references to \
+                         removed nodes."
+                    }
+                    _ => {
+                        "Still a leak: each one keeps little memory, but the process runs out of \
+                         descriptors or spends its event loop on them first. Release it where \
+                         the request ends."
+                    }
+                }
+                .into(),
                 figure: fit.metric.clone(),
             };
         }

@@ -102,13 +102,17 @@ impl Context<'_> {
         let errors: u64 = self.cycles.iter().map(|c| c.errors).sum();
         let non_2xx: u64 = self.cycles.iter().map(|c| c.non_2xx).sum();
         if errors + non_2xx > 0 {
-            add(
-                FindingKind::LoadErrors,
-                format!(
-                    "{errors} errors and {non_2xx} non-2xx responses during load: failed requests may \
-                     do less work than good ones, so the figures understate a leak"
+            let message = match self.options.unit {
+                crate::model::Unit::Iteration if non_2xx == 0 => format!(
+                    "{errors} iterations failed: a failed iteration may do less work than a \
+                     complete one, so the figures understate a leak"
                 ),
-            );
+                _ => format!(
+                    "{errors} errors and {non_2xx} non-2xx responses during load: failed requests \
+                     may do less work than good ones, so the figures understate a leak"
+                ),
+            };
+            add(FindingKind::LoadErrors, message);
         }
         if let Some(heap) = self.fit(&Series::HEAP_USED) {
             let first = heap.increments.first().copied().unwrap_or(0.0);

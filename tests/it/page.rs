@@ -177,6 +177,10 @@ fn cycles_auto_decides_a_leaking_page_and_bounds_its_fixed_twin() {
         "decided before the budget: {sequential:#?}"
     );
     assert_eq!(result.settings.requests_per_cycle, 25);
+    // The page's words, not a server's.
+    let action = &verdict_of(route).action;
+    assert!(!action.contains("descriptors"), "{action}");
+    assert!(action.contains("removeEventListener"), "{action}");
     for cycle in &route.cycles {
         let event_loop = cycle.event_loop.as_ref().expect("the page's main thread");
         assert!(
