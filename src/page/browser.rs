@@ -60,6 +60,13 @@ pub enum BrowserError {
     Start(String),
     #[error("the DevTools endpoint {0} is not understood: {1}")]
     Endpoint(String, String),
+    #[error(
+        "nothing listens on {0} for --connect: start Chromium with \
+         --remote-debugging-address=127.0.0.1 --remote-debugging-port={port}, or drop --connect to \
+         let leakcheck start one",
+        port = .0.port()
+    )]
+    NotListening(SocketAddr),
 }
 
 /// The browser executable: `--chrome`, or the first of `BROWSERS` on the PATH.
@@ -162,6 +169,9 @@ pub async fn first_page(endpoint: &str) -> Result<String, BrowserError> {
         return Err(bad(
             "not on loopback; leakcheck drives a browser on this machine only",
         ));
+    }
+    if !crate::net::accepts_connections(addr).await {
+        return Err(BrowserError::NotListening(addr));
     }
     let (_, body) = crate::net::http_get(addr, "/json/list", ENDPOINT_LIMIT)
         .await

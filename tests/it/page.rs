@@ -393,6 +393,28 @@ fn a_chrome_that_exits_at_once_is_named_at_once() {
 }
 
 #[test]
+fn connect_to_a_closed_port_says_nothing_listens_there() {
+    let port = free_port();
+    let endpoint = format!("ws://127.0.0.1:{port}/devtools/browser/x");
+    let finished = run_leakcheck(&[
+        "page",
+        "http://127.0.0.1:9/",
+        "--connect",
+        &endpoint,
+        "--action",
+        "click #x",
+    ]);
+    assert_eq!(finished.code, 2);
+    assert!(
+        finished.stderr.contains(&format!(
+            "nothing listens on 127.0.0.1:{port} for --connect"
+        )),
+        "{}",
+        finished.stderr
+    );
+}
+
+#[test]
 fn a_misspelt_action_is_refused_before_the_browser_starts() {
     let finished = run_leakcheck(&["page", "http://127.0.0.1:9/", "--action", "hover #x"]);
     assert_eq!(finished.code, 2);
