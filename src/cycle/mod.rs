@@ -267,14 +267,7 @@ async fn read_cycle(
         .last()
         .map(|c| &c.after_gc)
         .or(into.baseline.as_ref());
-    let served = served_between(before, &after_gc);
-    let (units, served) = match work.units {
-        Units::Counted(n) => (n, served),
-        // The target's own count; without one (not Node), the count the
-        // driver was asked for.
-        Units::Served { asked } => (served.unwrap_or(asked), served),
-        Units::Running(n) => (n, None),
-    };
+    let (units, served) = work.units.resolve(served_between(before, &after_gc));
     let report = work.report;
     Ok(CycleResult {
         cycle: number,

@@ -51,6 +51,20 @@ pub enum Units {
     Running(u64),
 }
 
+impl Units {
+    /// What the fit divides by, and the target's own count as the cycle
+    /// records it, given what the target counted between the readings.
+    pub fn resolve(self, served: Option<u64>) -> (u64, Option<u64>) {
+        match self {
+            Units::Counted(n) => (n, served),
+            // The target's own count; without one (not Node), the count
+            // the driver was asked for.
+            Units::Served { asked } => (served.unwrap_or(asked), served),
+            Units::Running(n) => (n, None),
+        }
+    }
+}
+
 /// One cycle's work, done.
 #[derive(Debug, Clone)]
 pub struct Work {
@@ -101,4 +115,18 @@ pub trait Workload: Send {
     /// Hears every cycle recorded into the route, to keep what only this
     /// kind of work reports (a soak's projection) current.
     fn recorded(&mut self, _route: &mut crate::model::RouteResult, _observer: &dyn CycleObserver) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Units;
+
+    #[test]
+    fn the_fit_divides_by_the_workloads_count_or_the_targets() {
+        assert_eq!(Units::Counted(10).resolve(Some(12)), (10, Some(12)));
+        assert_eq!(Units::Served { asked: 300 }.resolve(Some(1)), (1, Some(1)));
+        assert_eq!(Units::Served { asked: 300 }.resolve(None), (300, None));
+        // A soak's reading: the target's count is from another moment.
+        assert_eq!(Units::Running(40).resolve(Some(55)), (40, None));
+    }
 }

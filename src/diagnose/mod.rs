@@ -21,7 +21,6 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::cycle::Units;
 use crate::inspector::snapshot::{ChunkReader, SnapshotTransferError, stream_snapshot_chunks};
 use crate::inspector::{Inspector, InspectorError};
 use crate::model::Diagnosis;
@@ -65,7 +64,11 @@ pub enum DiagnoseError {
 /// One more cycle of the route's work (a load, a page's actions),
 /// answering how many units of work it did, as its workload counts them.
 pub type ExtraCycle<'a> = std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<Units, crate::cycle::WorkError>> + Send + 'a>,
+    Box<
+        dyn std::future::Future<Output = Result<crate::cycle::Units, crate::cycle::WorkError>>
+            + Send
+            + 'a,
+    >,
 >;
 
 /// What the diagnosis needs besides the probe.
@@ -115,14 +118,7 @@ pub async fn diagnose(
     say("one more cycle under the sampling heap profiler");
     let units = plan.work.await?;
     let after = probe.settled_sample().await?;
-    let units = match units {
-        Units::Counted(n) | Units::Running(n) => n,
-        // Sent by an external driver: what the target counted, else what
-        // the driver was asked for.
-        Units::Served { asked } => {
-            crate::cycle::served_between(Some(&settled), &after).unwrap_or(asked)
-        }
-    };
+    let (units, _) = units.resolve(crate::cycle::served_between(Some(&settled), &after));
     let profile = inspector
         .call("HeapProfiler.getSamplingProfile", json!({}))
         .await?;

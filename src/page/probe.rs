@@ -9,6 +9,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::loop_stats::metric;
 use crate::inspector::Inspector;
 use crate::model::{ProbeKind, Sample};
 use crate::probe::{Probe, ProbeError};
@@ -71,20 +72,10 @@ impl Probe for PageProbe {
         let heap = self.page.call("Runtime.getHeapUsage", json!({})).await?;
         let figure = |k: &str| heap.get(k).and_then(Value::as_f64).unwrap_or(0.0) as u64;
         let metrics = self.page.call("Performance.getMetrics", json!({})).await?;
-        let mut resources = std::collections::BTreeMap::new();
-        for metric in metrics
-            .get("metrics")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let name = metric.get("name").and_then(Value::as_str).unwrap_or("");
-            if DOM_METRICS.contains(&name)
-                && let Some(value) = metric.get("value").and_then(Value::as_f64)
-            {
-                resources.insert(format!("dom.{name}"), value);
-            }
-        }
+        let resources = DOM_METRICS
+            .iter()
+            .filter_map(|name| Some((format!("dom.{name}"), metric(&metrics, name)?)))
+            .collect();
         Ok(Sample {
             heap_used: figure("usedSize"),
             heap_total: figure("totalSize"),
