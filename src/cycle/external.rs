@@ -7,7 +7,9 @@
 //! itself counted as served, since leakcheck did not send the requests.
 //! While the command runs, the target's served count is watched: once it
 //! has not moved for the stall timeout, the command's process group is
-//! stopped and the cycle ends stalled, as the built-in load's does.
+//! stopped and the cycle ends stalled, as the built-in load's does. When
+//! the command ends, what it left running (a `setsid` helper that escaped
+//! the group) is found by its mark and stopped (`process/sweep.rs`).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -19,6 +21,7 @@ use super::CycleObserver;
 use super::driver_log::DriverLog;
 use super::workload::{CycleSpec, Units, Work, WorkError, Workload};
 use crate::model::{DriverRun, LoadReport};
+use crate::process::sweep::{MARK_VARIABLE, Mark};
 
 /// What `--load-cmd` needs besides the cycle.
 #[derive(Debug, Clone)]
@@ -115,6 +118,7 @@ async fn drive(
         source,
     };
     let writer = DriverLog::create(&log).map_err(log_error)?;
+    let mark = Mark::new();
     let started = Instant::now();
     let mut child = tokio::process::Command::new("sh")
         .arg("-c")
@@ -124,6 +128,7 @@ async fn drive(
         .env("LEAKCHECK_REQUESTS", cycle.requests.to_string())
         .env("LEAKCHECK_CONNECTIONS", cycle.connections.to_string())
         .env("LEAKCHECK_CYCLE", cycle.cycle.to_string())
+        .env(MARK_VARIABLE, mark.value())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -141,9 +146,12 @@ async fn drive(
             .take()
             .map(|s| tokio::spawn(writer.clone().copy(s))),
     ];
-    let group = child.id();
-    // Interrupted (the future dropped): the whole group goes, not just sh.
-    let stop_group = GroupGuard(group);
+    // Interrupted (the future dropped): the whole group goes, not just sh,
+    // and so does whatever left the group with `setsid`.
+    let mut stop_group = Some(GroupGuard {
+        group: child.id(),
+        mark: mark.clone(),
+    });
     let mut stalled = false;
     let status = match stall {
         None => child.wait().await.map_err(DriverError::Spawn)?,
@@ -155,7 +163,7 @@ async fn drive(
                     status = child.wait() => break status.map_err(DriverError::Spawn)?,
                     _ = tick.tick() => if watch.stalled().await {
                         stalled = true;
-                        drop(stop_group);
+                        stop_group.take();
                         break child.wait().await.map_err(DriverError::Spawn)?;
                     },
                 }
@@ -163,6 +171,11 @@ async fn drive(
         }
     };
     let duration_s = started.elapsed().as_secs_f64();
+    // What outlived the command (a background job, a `setsid` helper still
+    // sending) would load the next reading: counted, then stopped by the
+    // guard (the group, then everything carrying the mark).
+    let outlived = mark.holders().len() as u64;
+    drop(stop_group);
     // The output ends with the group; a grandchild that kept a pipe open
     // is gone with it (the guard or the stall stopped the group).
     for copy in copies.into_iter().flatten() {
@@ -176,6 +189,7 @@ async fn drive(
         log: log.display().to_string(),
         exit: crate::process::exit_status_of(status),
         duration_s,
+        outlived,
     };
     // The built-in generator's figures stay empty: the driver's own are in
     // its log, and what the target served is in the cycle.
@@ -221,17 +235,22 @@ impl<'a> ServedWatch<'a> {
     }
 }
 
-/// Kills the driver's process group when dropped (normal end: it is gone
-/// already and the signal finds nothing; a stalled driver: at once).
-struct GroupGuard(Option<u32>);
+/// Kills the driver's process group, and every process that carries its
+/// mark, when dropped (normal end: the group is gone already and the
+/// signal finds nothing; a stalled or interrupted driver: at once).
+struct GroupGuard {
+    group: Option<u32>,
+    mark: Mark,
+}
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if let Some(pid) = self.0 {
+        if let Some(pid) = self.group {
             // SAFETY: kill(2) on the process group this module created.
             unsafe {
                 libc::kill(-(pid as libc::pid_t), libc::SIGKILL);
             }
         }
+        self.mark.stop_holders();
     }
 }

@@ -254,6 +254,11 @@ pub struct DriverRun {
     pub output_tail: Vec<String>,
     pub exit: ExitStatus,
     pub duration_s: f64,
+    /// Processes of the driver still running when it ended (started with
+    /// `setsid`, or double-forked, out of its process group): leakcheck
+    /// stopped them so they could not load the next reading.
+    #[serde(default, skip_serializing_if = "crate::model::load::is_zero")]
+    pub outlived: u64,
 }
 
 impl DriverRun {

@@ -3,6 +3,7 @@
 
 mod cluster_ports;
 mod launch;
+pub mod sweep;
 mod watch;
 mod watchdog;
 

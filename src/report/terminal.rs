@@ -118,6 +118,14 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
                 unit.name(),
                 driver.log
             )?;
+            if driver.outlived > 0 {
+                writeln!(
+                    out,
+                    "       --load-cmd left {} processes running past its end (a background \
+                     job, setsid or a double fork); leakcheck stopped them",
+                    driver.outlived
+                )?;
+            }
         }
     }
     if let Some(r) = &route.retained_bytes_per_request {

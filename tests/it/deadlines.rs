@@ -90,3 +90,41 @@ fn a_load_cmd_that_never_ends_is_stopped_once_the_target_serves_nothing() {
     let error = result.outcome.error.unwrap();
     assert!(error.contains("stopped answering"), "{error}");
 }
+
+#[test]
+fn a_setsid_child_of_the_load_cmd_is_stopped_when_the_command_ends() {
+    let port = free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("escaped.pid");
+    // The helper leaves the driver's process group and outlives the
+    // command; it writes its PID so the test can stop it if leakcheck
+    // did not.
+    let command = format!(
+        "setsid sh -c 'echo $$ > {}; exec sleep 987' & sleep 0.5",
+        pid_file.display()
+    );
+    let finished = RunArgs::new(port)
+        .routes(&["/ok"])
+        .requests("50")
+        .cycles(1)
+        .args(&["--load-cmd", &command, "--timeout", "2s", "--no-diagnose"])
+        .run(&target_command("fault-server.mjs", port));
+    let escaped: Option<u32> = std::fs::read_to_string(&pid_file)
+        .ok()
+        .and_then(|p| p.trim().parse().ok());
+    let left = processes_matching("sleep 987");
+    for pid in &left {
+        // SAFETY: kill(2) on the helper this test's command started.
+        unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+    }
+    assert!(escaped.is_some(), "the helper started: {}", finished.stderr);
+    assert!(left.is_empty(), "the setsid helper outlived the run");
+    let result = finished.result();
+    let driver = result.routes[0].cycles[0].driver.as_ref().unwrap();
+    assert_eq!(driver.outlived, 1, "{driver:#?}");
+    assert!(
+        finished.stdout.contains("left 1 processes running") || finished.stderr.contains("left 1"),
+        "{}",
+        finished.stdout
+    );
+}
