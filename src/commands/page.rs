@@ -91,6 +91,11 @@ async fn measure(
         pid: result.target.pid,
         ..RouteResult::default()
     });
+    let start_url = page
+        .evaluate("location.href")
+        .await?
+        .as_str()
+        .map_or_else(|| props.url.clone(), str::to_string);
     let into = result.routes.last_mut().expect("just pushed");
     let plan = loop_plan(props);
     let mut workload = PageActions {
@@ -99,6 +104,7 @@ async fn measure(
         actions: props.actions.clone(),
         iterations: props.iterations,
         stall_timeout: props.timeout,
+        start_url,
     };
     run_route(&mut probe, &plan, &mut workload, into, progress)
         .await

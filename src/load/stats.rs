@@ -157,6 +157,9 @@ impl LoadStats {
             iterations_per_second: scenario.then(|| per_second(self.iterations)),
             failure_reasons: self.reasons.clone(),
             dialogs: 0,
+            ended_away: 0,
+            ended_away_at: None,
+            returned_to_start: 0,
             requests_per_second: per_second(responses),
             status: StatusCounts {
                 s1xx: s1,

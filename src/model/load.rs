@@ -36,6 +36,15 @@ pub struct LoadReport {
     /// cycle (`leakcheck page`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dialogs: u64,
+    /// A page's iterations that ended on another URL than the one the run
+    /// started on, the first such URL (redacted), and how many of them
+    /// (failed ones) leakcheck took back to the start URL.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ended_away: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_away_at: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub returned_to_start: u64,
     pub requests_per_second: f64,
     pub status: StatusCounts,
     pub non_2xx: u64,

@@ -82,6 +82,8 @@ pub enum FindingKind {
     /// The pauses took far more wall time than CPU time: the target's
     /// thread waited for a core (a busy machine), not for the collector.
     BusyMachine,
+    /// A page's iterations ended on another URL than the start URL.
+    LeftStartUrl,
 }
 
 impl FindingKind {
@@ -103,6 +105,7 @@ impl FindingKind {
             FindingKind::HandleGrowth => "handle-growth",
             FindingKind::GcPauses => "gc-pauses",
             FindingKind::BusyMachine => "busy-machine",
+            FindingKind::LeftStartUrl => "left-start-url",
         }
     }
 }

@@ -3,6 +3,14 @@
 //! from the page as that left it. A cycle in which no iteration succeeded
 //! for the stall timeout ends there, stalled, as the generator's does when
 //! a server stops answering: more iterations would measure nothing.
+//!
+//! After each iteration the page's URL is read. One that ended elsewhere
+//! than the start URL is counted and named (`left-start-url`): the next
+//! iteration would start from another page, and a full navigation
+//! replaces the document, so what the start page kept is no longer read.
+//! A failed iteration that ended elsewhere is taken back to the start URL;
+//! a failed one still on it is left as it is, since reloading would free
+//! what the page kept and hide the leak.
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +35,8 @@ pub struct PageActions {
     pub stall_timeout: Duration,
     /// The dialogs the page opened, dismissed as they open.
     pub dialogs: super::Dialogs,
+    /// `location.href` once the page had opened.
+    pub start_url: String,
 }
 
 /// How a batch of iterations went.
@@ -37,6 +47,9 @@ struct Iterations {
     reasons: Vec<String>,
     seconds: f64,
     stalled: bool,
+    ended_away: u64,
+    ended_away_at: Option<String>,
+    returned_to_start: u64,
 }
 
 #[async_trait]
@@ -73,7 +86,10 @@ impl PageActions {
         let mut last_success = started;
         let mut done = Iterations::default();
         for _ in 0..n {
-            match self.one_iteration().await? {
+            let failure = self.one_iteration().await?;
+            self.check_where_it_ended(failure.is_some(), &mut done)
+                .await?;
+            match failure {
                 None => {
                     done.ok += 1;
                     last_success = Instant::now();
@@ -93,6 +109,43 @@ impl PageActions {
         }
         done.seconds = started.elapsed().as_secs_f64();
         Ok(done)
+    }
+
+    /// Counts an iteration that ended away from the start URL, and takes
+    /// a failed one back to it.
+    async fn check_where_it_ended(
+        &self,
+        failed: bool,
+        done: &mut Iterations,
+    ) -> Result<(), crate::probe::ProbeError> {
+        let Some(at) = self.location().await? else {
+            return Ok(());
+        };
+        if at == self.start_url {
+            return Ok(());
+        }
+        done.ended_away += 1;
+        done.ended_away_at
+            .get_or_insert_with(|| crate::net::redacted(&at));
+        if failed
+            && super::open(&self.page, &self.start_url)
+                .await
+                .is_ok()
+        {
+            done.returned_to_start += 1;
+        }
+        Ok(())
+    }
+
+    /// The page's URL, `None` while a navigation leaves no document to
+    /// ask (the next iteration's actions then fail and say so).
+    async fn location(&self) -> Result<Option<String>, crate::probe::ProbeError> {
+        let read = self.page.evaluate("location.href");
+        match tokio::time::timeout(self.stall_timeout, read).await {
+            Ok(Ok(value)) => Ok(value.as_str().map(str::to_string)),
+            Ok(Err(crate::inspector::InspectorError::Evaluation { .. })) | Err(_) => Ok(None),
+            Ok(Err(other)) => Err(other.into()),
+        }
     }
 
     /// `None` when every action ran, else why the iteration stopped.
@@ -122,6 +175,9 @@ fn report_of(done: &Iterations) -> LoadReport {
         failed_iterations: Some(done.failed),
         iterations_per_second: Some(done.ok as f64 / done.seconds.max(1e-9)),
         failure_reasons: done.reasons.clone(),
+        ended_away: done.ended_away,
+        ended_away_at: done.ended_away_at.clone(),
+        returned_to_start: done.returned_to_start,
         requests_per_second: total as f64 / done.seconds.max(1e-9),
         status: StatusCounts {
             s2xx: done.ok,

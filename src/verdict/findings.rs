@@ -114,6 +114,24 @@ impl Context<'_> {
             };
             add(FindingKind::LoadErrors, message);
         }
+        if let Some(away) = self.cycles.iter().find_map(|c| c.load.ended_away_at.as_deref()) {
+            let ended: u64 = self.cycles.iter().map(|c| c.load.ended_away).sum();
+            let returned: u64 = self.cycles.iter().map(|c| c.load.returned_to_start).sum();
+            add(
+                FindingKind::LeftStartUrl,
+                format!(
+                    "{ended} iterations ended at {away}, not at the start URL: the next began \
+                     there, and a navigation replaces the document, so what the start page kept \
+                     was not read; end the actions where they began (`back`, or `goto` the start \
+                     URL){}",
+                    if returned > 0 {
+                        format!("; {returned} failed ones were taken back to the start URL")
+                    } else {
+                        String::new()
+                    }
+                ),
+            );
+        }
         if let Some(heap) = self.fit(&Series::HEAP_USED) {
             let first = heap.increments.first().copied().unwrap_or(0.0);
             if heap.fitted_from_cycle == 1

@@ -122,6 +122,7 @@ fn a_setsid_child_of_the_load_cmd_is_stopped_when_the_command_ends() {
     let result = finished.result();
     let driver = result.routes[0].cycles[0].driver.as_ref().unwrap();
     assert_eq!(driver.outlived, 1, "{driver:#?}");
+    validate(&finished.stdout);
     assert!(
         finished.stdout.contains("left 1 processes running") || finished.stderr.contains("left 1"),
         "{}",

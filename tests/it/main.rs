@@ -2,6 +2,7 @@
 //! the real `leakcheck` binary, split by topic. `util` holds what they
 //! share (the argument builder, the typed result, process guards).
 
+mod page_util;
 mod util;
 
 mod attach;
@@ -15,6 +16,7 @@ mod layering;
 mod load;
 mod npm;
 mod page;
+mod page_actions;
 mod parsers_never_panic;
 mod reports;
 mod run_demo;
