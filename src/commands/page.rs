@@ -17,7 +17,7 @@ use crate::model::{
 use crate::page::browser::{self, Browser};
 use crate::page::{Dialogs, PageActions, PageProbe};
 use crate::report::progress::Progress;
-use crate::verdict::Options;
+use crate::verdict::{Noise, Options};
 
 pub async fn run(props: PageProps) -> anyhow::Result<RunEnd> {
     let frame = Frame::open(&props.output, props.snapshots.as_deref(), props.quiet, true)?;
@@ -48,6 +48,7 @@ fn loop_plan(props: &PageProps) -> LoopPlan {
             max_retained: props.max_retained,
             unit: Unit::Iteration,
             resolution: Some(props.resolution),
+            noise: Noise::Page,
             ..Options::default()
         },
         loop_stats: props.loop_stats,
@@ -77,7 +78,7 @@ async fn measure(
         }
     };
     let page = Inspector::connect(&browser::first_page(&endpoint).await?).await?;
-    let mut probe = PageProbe::new(page.clone()).await?;
+    let mut probe = PageProbe::new(page.clone(), slot.as_ref().map(|b| b.target.pid)).await?;
     // Before the page opens: one that alerts on load would block it.
     let dialogs = Dialogs::dismiss(&page);
     result.target.probe = Some(crate::model::ProbeKind::Inspector);

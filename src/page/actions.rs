@@ -176,7 +176,12 @@ impl Action {
             }
             Action::Goto(url) => open(page, url).await.map_err(failed)?,
             Action::Back => {
+                // A single-page app's router answers `popstate` after the
+                // call returns: wait for the URL to change, or the next
+                // click lands on the page being left.
+                let before = in_page(page, "location.href").await.map_err(failed)?;
                 in_page(page, "history.back()").await.map_err(failed)?;
+                wait_until_moved(page, &before).await.map_err(failed)?;
                 wait_loaded(page).await.map_err(failed)?;
             }
             Action::Wait(duration) => tokio::time::sleep(*duration).await,
@@ -242,6 +247,26 @@ pub async fn open(page: &Inspector, url: &str) -> Result<(), PageFailure> {
             why: format!("it answered HTTP {code}"),
         }),
         _ => Ok(()),
+    }
+}
+
+/// Waits until the page's URL is no longer `before` (a page with no
+/// history to go back to stays: that is a failed `back`).
+async fn wait_until_moved(page: &Inspector, before: &Value) -> Result<(), PageFailure> {
+    let started = Instant::now();
+    loop {
+        // A document being replaced has no context to ask: it moved.
+        match in_page(page, "location.href").await {
+            Ok(now) if &now == before => {}
+            _ => return Ok(()),
+        }
+        if started.elapsed() > WAIT_LIMIT {
+            return Err(PageFailure::Threw(format!(
+                "the URL stayed {before} for {} s: no page to go back to",
+                WAIT_LIMIT.as_secs()
+            )));
+        }
+        tokio::time::sleep(POLL / 4).await;
     }
 }
 

@@ -6,7 +6,7 @@ mod endpoints;
 mod inspector;
 pub mod loop_stats;
 pub mod parts;
-mod proc;
+pub mod proc;
 
 use async_trait::async_trait;
 

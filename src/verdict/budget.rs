@@ -6,7 +6,7 @@
 
 use crate::model::Series;
 
-use super::metric::{RETENTION_SIGMAS, noise_floor};
+use super::metric::{Noise, RETENTION_SIGMAS};
 use super::sequential::SequentialPlan;
 
 /// `--cycles`: a fixed count, or small cycles until decided.
@@ -43,6 +43,8 @@ pub struct Defaults {
     pub unit: &'static str,
     /// Units whose growth is warm-up for `--cycles auto`'s bound.
     pub warm_up: f64,
+    /// How repeatable one reading of this kind of target is.
+    pub noise: Noise,
 }
 
 impl Defaults {
@@ -51,7 +53,7 @@ impl Defaults {
     /// below this many bytes per unit the fixed method over the same work
     /// would call a route flat or unclear, never a leak.
     pub fn resolution(&self) -> f64 {
-        RETENTION_SIGMAS * noise_floor(&Series::HEAP_USED) / (self.auto_max / 3) as f64
+        RETENTION_SIGMAS * self.noise.floor(&Series::HEAP_USED) / (self.auto_max / 3) as f64
     }
 }
 
@@ -73,13 +75,15 @@ pub const SERVER: Defaults = Defaults {
     max_flag: "--max-requests",
     unit: "requests",
     warm_up: super::sequential::WARM_UP_REQUESTS,
+    noise: Noise::Process,
 };
 
 /// A page's iterations: an iteration costs milliseconds where a request
-/// costs microseconds. Small cycles of 25 (a look every 75); the budget of
-/// 600 resolves 1.6 KB per iteration, and a page that keeps nothing is
-/// bounded below that after about 175 iterations, near the 3 × 50 of the
-/// fixed default in wall time.
+/// costs microseconds. Small cycles of 25 (a look every 75); with a page's
+/// noise floor (`Noise::Page`, 16 KB) the budget of 600 resolves 246 B per
+/// iteration, so a 700 B leak is decided in about 225; a page that keeps
+/// nothing is bounded below the resolution after about 175 iterations,
+/// near the 3 × 50 of the fixed default in wall time.
 pub const PAGE: Defaults = Defaults {
     method_cycle: 50,
     auto_cycle: 25,
@@ -88,6 +92,7 @@ pub const PAGE: Defaults = Defaults {
     max_flag: "--max-iterations",
     unit: "iterations",
     warm_up: PAGE_WARM_UP_ITERATIONS,
+    noise: Noise::Page,
 };
 
 /// A page's warm-up: its first clicks compile handlers and fill Blink's
@@ -237,7 +242,9 @@ mod tests {
         let auto = schedule(&PAGE, Asked::default()).unwrap();
         assert_eq!((auto.cycles, auto.per_cycle), (24, 25));
         let resolution = auto.sequential.unwrap().resolution;
-        assert!((1_500.0..1_700.0).contains(&resolution), "{resolution}");
+        // Under a 700 B-per-iteration leak (fuite's small-leak pages),
+        // which the server's floor could not resolve in 600.
+        assert!((200.0..300.0).contains(&resolution), "{resolution}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! moves rss); counters speak only when memory is silent.
 
 use super::handles::{describe as describe_handles, growing_handles};
-use super::metric::{RETENTION_SIGMAS, judge_series, noise_floor, rss_noise_floor};
+use super::metric::{Noise, RETENTION_SIGMAS, judge_series};
 use crate::model::{
     CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, Resource, ResourceFamily,
     RetainedPerRequest, Sample, Series, Trend, Unit, Verdict, VerdictKind,
@@ -50,6 +50,8 @@ pub struct Options {
     /// row from cycles too small to see it is `inconclusive`. `None` judges
     /// the readings alone (the sequential rule's own looks).
     pub resolution: Option<f64>,
+    /// How repeatable one reading is: a server's or a page's.
+    pub noise: Noise,
 }
 
 /// Judges one route's readings. Returns `None` before the first cycle.
@@ -73,8 +75,8 @@ pub fn judge(
         .map(|s| s.heap_total as f64)
         .fold(0.0, f64::max);
     let floor = |m: &Series| match m {
-        Series::Memory(Metric::Rss) => rss_noise_floor(largest_heap),
-        _ => noise_floor(m),
+        Series::Memory(Metric::Rss) => options.noise.rss_floor(largest_heap),
+        _ => options.noise.floor(m),
     };
     let counters = baseline.counters.keys().cloned().map(Series::Counter);
     // A handle type may first appear under load: every name seen at a

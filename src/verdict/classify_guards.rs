@@ -7,12 +7,12 @@
 use super::{Choice, Context};
 use crate::model::{CycleResult, Series, Trend, VerdictKind};
 use crate::units::per_request;
-use crate::verdict::metric::noise_floor;
+use crate::verdict::metric::Noise;
 
 /// The smallest retention per unit the readings of `cycles` can tell from
 /// none (see `Context::unless_unresolved`); infinite with fewer than two
 /// readings after the warm-up cycle.
-pub fn resolvable(cycles: &[CycleResult]) -> f64 {
+pub fn resolvable(cycles: &[CycleResult], noise: Noise) -> f64 {
     let mut sent = 0.0;
     let mut points = Vec::with_capacity(cycles.len());
     for cycle in cycles {
@@ -32,7 +32,7 @@ pub fn resolvable(cycles: &[CycleResult]) -> f64 {
     if sxx <= 0.0 {
         return f64::INFINITY;
     }
-    crate::verdict::sequential::BOUND_SIGMAS * noise_floor(&Series::HEAP_USED) / sxx.sqrt()
+    crate::verdict::sequential::BOUND_SIGMAS * noise.floor(&Series::HEAP_USED) / sxx.sqrt()
 }
 
 impl Context<'_> {
@@ -56,7 +56,7 @@ impl Context<'_> {
         if !clean || self.proc_only {
             return choice;
         }
-        let resolvable = resolvable(self.cycles);
+        let resolvable = resolvable(self.cycles, self.options.noise);
         if resolvable <= resolution {
             return choice;
         }

@@ -16,3 +16,4 @@ pub mod sequential;
 mod test_cycles;
 
 pub use classify::{Options, judge, resolvable};
+pub use metric::Noise;

@@ -30,7 +30,7 @@
 use super::classify::{Options, judge};
 use super::fit::least_squares;
 use super::isolates::{fold_into, judge_isolates};
-use super::metric::{RETENTION_SIGMAS, noise_floor};
+use super::metric::{Noise, RETENTION_SIGMAS, noise_floor};
 use crate::model::{
     CycleResult, IsolateResult, RetainedPerRequest, Sample, SequentialResult, SequentialStop,
     Series, Verdict, VerdictKind,
@@ -100,7 +100,13 @@ pub fn look(
     let raw = judged(baseline, cycles, options)?;
     let k = cycles.len();
     let served: u64 = cycles.iter().map(|c| c.units).sum();
-    let bound = bound_after(baseline, cycles, &Series::HEAP_USED, plan.warm_up_units);
+    let bound = bound_after(
+        baseline,
+        cycles,
+        &Series::HEAP_USED,
+        plan.warm_up_units,
+        options.noise,
+    );
     let state = |stopped, group: usize, reason: String| SequentialResult {
         decided_after_requests: served,
         cycles: k as u32,
@@ -175,7 +181,7 @@ fn bounded(
     }
     let mut highest = f64::MIN;
     for series in &BOUNDED_SERIES {
-        let b = bound_after(baseline, cycles, series, plan.warm_up_units)?;
+        let b = bound_after(baseline, cycles, series, plan.warm_up_units, options.noise)?;
         if b.upper >= plan.resolution {
             return None;
         }
@@ -206,7 +212,7 @@ pub const WARM_UP_REQUESTS: f64 = 5_000.0;
 
 /// The slope of `series` over the readings after a server's warm-up.
 pub fn bound_of(baseline: &Sample, cycles: &[CycleResult], series: &Series) -> Option<Bound> {
-    bound_after(baseline, cycles, series, WARM_UP_REQUESTS)
+    bound_after(baseline, cycles, series, WARM_UP_REQUESTS, Noise::Process)
 }
 
 /// The slope of `series` over the readings after `warm_up` units, with
@@ -217,6 +223,7 @@ fn bound_after(
     cycles: &[CycleResult],
     series: &Series,
     warm_up: f64,
+    noise: Noise,
 ) -> Option<Bound> {
     if baseline.value(series).is_none() || baseline.heap_used == 0 {
         return None;
@@ -238,7 +245,7 @@ fn bound_after(
     let line = least_squares(points)?;
     let mean_x = points.iter().map(|p| p.0).sum::<f64>() / points.len() as f64;
     let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sd = line.residual_sd.max(noise_floor(series));
+    let sd = line.residual_sd.max(noise.floor(series));
     let se = sd / sxx.sqrt();
     Some(Bound {
         slope: line.slope,

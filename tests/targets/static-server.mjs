@@ -10,8 +10,11 @@ const root = process.argv[3];
 createServer(async (req, res) => {
   const path = normalize(new URL(req.url, 'http://x').pathname).replace(/^(\.\.[/\\])+/, '');
   try {
-    const body = await readFile(join(root, path === '/' ? 'index.html' : path));
-    const type = path.endsWith('.js') ? 'text/javascript' : 'text/html; charset=utf-8';
+    const file = path.endsWith('/') ? `${path}index.html` : path;
+    const body = await readFile(join(root, file));
+    const type = file.endsWith('.js') || file.endsWith('.mjs') ? 'text/javascript'
+      : file.endsWith('.map') || file.endsWith('.json') ? 'application/json'
+      : 'text/html; charset=utf-8';
     res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
     res.end(body);
   } catch {

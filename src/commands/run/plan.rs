@@ -14,7 +14,7 @@ use crate::model::{
     Unit,
 };
 use crate::net::HttpTarget;
-use crate::verdict::Options;
+use crate::verdict::{Noise, Options};
 
 pub(super) fn cycle_plan(
     props: &RunProps,
@@ -59,6 +59,7 @@ pub(super) fn cycle_plan(
                 unit,
                 soak: props.soak.is_some(),
                 resolution: Some(props.resolution),
+                noise: Noise::Process,
             },
             loop_stats: props.loop_stats,
             sequential: props.sequential,
