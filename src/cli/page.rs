@@ -19,10 +19,29 @@ pub struct PageArgs {
     /// The page to open (http://127.0.0.1:… for a page this machine serves).
     pub url: String,
     /// One user action of an iteration, in order (repeatable): click
-    /// SELECTOR, type SELECTOR TEXT, press KEY, goto URL, back, wait MS,
-    /// wait-for SELECTOR, eval JS.
-    #[arg(long = "action", value_name = "ACTION", required = true)]
+    /// SELECTOR (its first visible match), type SELECTOR TEXT, press KEY,
+    /// goto URL, back, wait MS, wait-for SELECTOR, wait-idle, eval JS.
+    #[arg(
+        long = "action",
+        value_name = "ACTION",
+        required_unless_present = "links",
+        conflicts_with = "links"
+    )]
     pub actions: Vec<String>,
+    /// Follow every visible same-origin link of the page, each its own
+    /// route: click it, wait-idle, back, wait-idle (fuite's default).
+    #[arg(long)]
+    pub links: bool,
+    /// With --links: follow at most this many links (in page order).
+    #[arg(long, value_name = "N", default_value = "30", value_parser = parse_count)]
+    pub max_links: u64,
+    /// An action run once after the page opens, before the first reading
+    /// (repeatable, in order): a login. With --links, before each link.
+    #[arg(long = "setup", value_name = "ACTION")]
+    pub setup: Vec<String>,
+    /// An action run once after a route's last reading (repeatable).
+    #[arg(long = "teardown", value_name = "ACTION")]
+    pub teardown: Vec<String>,
     /// Cycles of iterations, each followed by a forced collection; `auto`
     /// repeats small cycles until the verdict is decided, as `run` does
     /// [default: auto, or 3 when -n is given].
@@ -35,7 +54,7 @@ pub struct PageArgs {
     /// The smallest leak per iteration that must not pass as clean: with
     /// --cycles auto a page bounded below it keeps nothing; fixed cycles
     /// too small to see it are inconclusive [default: what 3 × 200
-    /// iterations resolve, 1.6 KB].
+    /// iterations resolve, 246 B].
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub resolution: Option<f64>,
     /// With --cycles auto: the most iterations; when they run out, the
@@ -91,7 +110,10 @@ pub struct PageArgs {
 #[derive(Debug, Clone)]
 pub struct PageProps {
     pub url: String,
-    pub actions: Vec<Action>,
+    pub scenario: PageScenario,
+    /// Run once after the page opens (each route's), and after its last reading.
+    pub setup: Vec<Action>,
+    pub teardown: Vec<Action>,
     /// Cycles; with `sequential`, the most the budget allows.
     pub cycles: u32,
     pub iterations: u64,
@@ -112,19 +134,37 @@ pub struct PageProps {
     pub quiet: bool,
 }
 
+/// What an iteration is: the user's action list, or each link in turn.
+#[derive(Debug, Clone)]
+pub enum PageScenario {
+    Actions(Vec<Action>),
+    Links { max: u64 },
+}
+
 impl PageArgs {
     pub fn into_props(self) -> anyhow::Result<PageProps> {
-        let actions = self
-            .actions
-            .iter()
-            .map(|a| Action::parse(a))
-            .collect::<Result<Vec<_>, _>>()?;
         check_page_url(&self.url, "the page URL", self.allow_remote)?;
-        for action in &actions {
-            if let Action::Goto(url) = action {
-                check_page_url(url, "--action goto", self.allow_remote)?;
+        let parse = |texts: &[String]| -> anyhow::Result<Vec<Action>> {
+            let actions = texts
+                .iter()
+                .map(|a| Action::parse(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            for action in &actions {
+                if let Action::Goto(url) = action {
+                    check_page_url(url, "--action goto", self.allow_remote)?;
+                }
             }
-        }
+            Ok(actions)
+        };
+        let scenario = if self.links {
+            PageScenario::Links {
+                max: self.max_links,
+            }
+        } else {
+            PageScenario::Actions(parse(&self.actions)?)
+        };
+        let setup = parse(&self.setup)?;
+        let teardown = parse(&self.teardown)?;
         let schedule = schedule(
             &PAGE,
             Asked {
@@ -136,7 +176,9 @@ impl PageArgs {
         )?;
         Ok(PageProps {
             url: self.url,
-            actions,
+            scenario,
+            setup,
+            teardown,
             cycles: schedule.cycles,
             iterations: schedule.per_cycle,
             sequential: schedule.sequential,

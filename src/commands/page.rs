@@ -8,14 +8,14 @@ use anyhow::Context;
 
 use super::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
 use super::frame::{Frame, RunEnd};
-use crate::cli::PageProps;
+use crate::cli::{PageProps, PageScenario};
 use crate::cycle::{LoopPlan, run_route};
 use crate::inspector::Inspector;
 use crate::model::{
     Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, TargetInfo, Unit,
 };
 use crate::page::browser::{self, Browser};
-use crate::page::{Dialogs, PageActions, PageProbe};
+use crate::page::{Action, Dialogs, Network, PageActions, PageProbe, links};
 use crate::report::progress::Progress;
 use crate::verdict::{Noise, Options};
 
@@ -59,7 +59,8 @@ fn loop_plan(props: &PageProps) -> LoopPlan {
     }
 }
 
-/// Starts or reaches the browser, opens the page, and measures it.
+/// Starts or reaches the browser, opens the page, and measures each of
+/// its routes: the action list, or every link (`--links`).
 async fn measure(
     slot: &mut Option<Browser>,
     props: &PageProps,
@@ -81,43 +82,139 @@ async fn measure(
     let mut probe = PageProbe::new(page.clone(), slot.as_ref().map(|b| b.target.pid)).await?;
     // Before the page opens: one that alerts on load would block it.
     let dialogs = Dialogs::dismiss(&page);
+    let network = Network::watch(&page).await?;
     result.target.probe = Some(crate::model::ProbeKind::Inspector);
     result.target.node_version = browser_version(&page).await;
+    let tab = Tab {
+        page,
+        network,
+        dialogs,
+    };
+    let routes = page_routes(&tab, props, progress).await?;
+    result.settings.routes = routes.iter().map(|r| r.name.clone()).collect();
+    for route in routes {
+        measure_route(&tab, &mut probe, props, route, result, progress).await?;
+    }
+    Ok(())
+}
+
+/// The browser tab every route runs in.
+struct Tab {
+    page: Inspector,
+    network: Network,
+    dialogs: Dialogs,
+}
+
+/// One route of the page: its name in the report and its iteration.
+struct PageRoute {
+    name: String,
+    actions: Vec<Action>,
+}
+
+/// The action list as one route, or one route per link of the start page.
+async fn page_routes(
+    tab: &Tab,
+    props: &PageProps,
+    progress: &Progress,
+) -> anyhow::Result<Vec<PageRoute>> {
+    let max = match &props.scenario {
+        PageScenario::Actions(actions) => {
+            return Ok(vec![PageRoute {
+                name: props.url.clone(),
+                actions: actions.clone(),
+            }]);
+        }
+        PageScenario::Links { max } => *max,
+    };
+    open_and_set_up(tab, props, progress).await?;
+    let found = links::find(&tab.page).await?;
+    if found.is_empty() {
+        anyhow::bail!(
+            "{} has no visible link to another page of its origin for --links to follow: give \
+             the iteration with --action instead",
+            props.url
+        );
+    }
+    if found.len() as u64 > max {
+        progress.say(&format!(
+            "{} links found; following the first {max} (--max-links)",
+            found.len()
+        ));
+    }
+    Ok(found
+        .iter()
+        .take(max as usize)
+        .map(|link| PageRoute {
+            name: link.route(&props.url),
+            actions: link.actions(),
+        })
+        .collect())
+}
+
+/// Opens the start URL afresh and runs `--setup`.
+async fn open_and_set_up(tab: &Tab, props: &PageProps, progress: &Progress) -> anyhow::Result<()> {
     progress.say(&format!("opening {}", props.url));
-    crate::page::open(&page, &props.url)
+    crate::page::open(&tab.page, &props.url)
         .await
         .map_err(|e| anyhow::anyhow!("{e}: check the URL, and that the page is served"))?;
+    tab.network.forget_all();
+    for action in &props.setup {
+        action
+            .perform_within(&tab.page, &tab.network, props.timeout)
+            .await
+            .with_context(|| format!("--setup {}", action.describe()))?;
+    }
+    Ok(())
+}
+
+/// The method's loop over one route, its diagnosis, then `--teardown`.
+async fn measure_route(
+    tab: &Tab,
+    probe: &mut PageProbe,
+    props: &PageProps,
+    route: PageRoute,
+    result: &mut RunResult,
+    progress: &Progress,
+) -> anyhow::Result<()> {
+    open_and_set_up(tab, props, progress).await?;
     result.routes.push(RouteResult {
-        route: props.url.clone(),
+        route: route.name.clone(),
         pid: result.target.pid,
         ..RouteResult::default()
     });
-    let start_url = page
+    let into = result.routes.last_mut().expect("just pushed");
+    let start_url = tab
+        .page
         .evaluate("location.href")
         .await?
         .as_str()
         .map_or_else(|| props.url.clone(), str::to_string);
-    let into = result.routes.last_mut().expect("just pushed");
-    let plan = loop_plan(props);
     let mut workload = PageActions {
-        dialogs,
-        page,
-        actions: props.actions.clone(),
+        dialogs: tab.dialogs.clone(),
+        page: tab.page.clone(),
+        network: tab.network.clone(),
+        actions: route.actions,
         iterations: props.iterations,
         stall_timeout: props.timeout,
         start_url,
     };
-    run_route(&mut probe, &plan, &mut workload, into, progress)
+    run_route(probe, &loop_plan(props), &mut workload, into, progress)
         .await
-        .with_context(|| format!("page {}", props.url))?;
-    if wants_diagnosis(props.diagnose, into, &probe) {
+        .with_context(|| format!("page {}", route.name))?;
+    if wants_diagnosis(props.diagnose, into, probe) {
         let diagnosis = DiagnosisProps {
             snapshots_dir: props.snapshots.as_deref(),
             owns_target: false,
             unit: Unit::Iteration,
             progress,
         };
-        diagnose_route(&mut probe, &mut workload, into, diagnosis).await;
+        diagnose_route(probe, &mut workload, into, diagnosis).await;
+    }
+    for action in &props.teardown {
+        action
+            .perform_within(&tab.page, &tab.network, props.timeout)
+            .await
+            .with_context(|| format!("--teardown {}", action.describe()))?;
     }
     Ok(())
 }

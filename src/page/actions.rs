@@ -2,15 +2,19 @@
 //! from `--action` flags and performed through the DevTools protocol.
 //!
 //! Clicks and typing run as DOM calls in the page (`element.click()`, a
-//! value set with an `input` event), so they need no coordinates and work
-//! headless; keys go through `Input.dispatchKeyEvent`, as a user's would.
-//! A selector that matches nothing fails the iteration with the selector
+//! value set with an `input` event) on the first *visible* match (laid
+//! out, not `display: none` or `visibility: hidden`: what a user can
+//! click), so they need no coordinates and work headless; keys go through
+//! `Input.dispatchKeyEvent`, as a user's would. A selector that matches
+//! nothing, or nothing visible, fails the iteration with the selector
 //! named: an action that silently does nothing would measure nothing.
+//! `wait-idle` waits for the page to settle (`idle.rs`).
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::idle::Network;
 use crate::inspector::{Inspector, InspectorError};
 
 /// How long `wait-for`, `goto` and `back` wait before failing.
@@ -27,6 +31,7 @@ pub enum Action {
     Back,
     Wait(Duration),
     WaitFor(String),
+    WaitIdle,
     Eval(String),
 }
 
@@ -34,7 +39,7 @@ pub enum Action {
 pub enum ActionError {
     #[error(
         "--action {0:?} is not an action; use click SELECTOR, type SELECTOR TEXT, press KEY, \
-         goto URL, back, wait MS, wait-for SELECTOR or eval JS"
+         goto URL, back, wait MS, wait-for SELECTOR, wait-idle or eval JS"
     )]
     Unknown(String),
     #[error("--action {0:?} needs {1}")]
@@ -109,6 +114,7 @@ impl Action {
                 Action::Wait(Duration::from_millis(ms))
             }
             "wait-for" => Action::WaitFor(need("a selector")?),
+            "wait-idle" => Action::WaitIdle,
             "eval" => Action::Eval(need("a JavaScript expression")?),
             _ => return Err(ActionError::Unknown(text.to_string())),
         })
@@ -124,6 +130,7 @@ impl Action {
             Action::Back => "back".into(),
             Action::Wait(d) => format!("wait {}", d.as_millis()),
             Action::WaitFor(s) => format!("wait-for {s}"),
+            Action::WaitIdle => "wait-idle".into(),
             Action::Eval(js) => format!("eval {js}"),
         }
     }
@@ -132,9 +139,10 @@ impl Action {
     pub async fn perform_within(
         &self,
         page: &Inspector,
+        network: &Network,
         limit: Duration,
     ) -> Result<(), ActionError> {
-        match tokio::time::timeout(limit, self.perform(page)).await {
+        match tokio::time::timeout(limit, self.perform(page, network)).await {
             Ok(done) => done,
             Err(_) => Err(ActionError::Failed {
                 action: self.describe(),
@@ -143,8 +151,9 @@ impl Action {
         }
     }
 
-    /// Performs the action in the page behind `page`.
-    pub async fn perform(&self, page: &Inspector) -> Result<(), ActionError> {
+    /// Performs the action in the page behind `page`, whose requests in
+    /// flight `network` counts.
+    pub async fn perform(&self, page: &Inspector, network: &Network) -> Result<(), ActionError> {
         let failed = |failure: PageFailure| ActionError::Failed {
             action: self.describe(),
             failure,
@@ -195,6 +204,11 @@ impl Action {
                     tokio::time::sleep(POLL).await;
                 }
             }
+            Action::WaitIdle => {
+                main_thread_idle(page).await.map_err(failed)?;
+                network.settled().await;
+                main_thread_idle(page).await.map_err(failed)?;
+            }
             Action::Eval(js) => {
                 in_page(page, js).await.map_err(failed)?;
             }
@@ -203,13 +217,35 @@ impl Action {
     }
 }
 
-/// `(() => { const e = document.querySelector(S); if (!e) throw …; BODY })()`.
+/// `(() => { const e = <first visible match of S>; …; BODY })()`; throws
+/// naming the selector when nothing, or nothing visible, matches.
 fn element_call(selector: &str, body: &str) -> String {
     format!(
-        "(() => {{ const e = document.querySelector({sel}); \
-           if (!e) throw new Error('no element matches ' + {sel}); {body}; return true; }})()",
+        "(() => {{ const all = [...document.querySelectorAll({sel})]; \
+           if (!all.length) throw new Error('no element matches ' + {sel}); \
+           const e = all.find((v) => {{ const s = getComputedStyle(v); \
+             const r = v.getBoundingClientRect(); \
+             return s.display !== 'none' && s.visibility !== 'hidden' && r.width > 0 && r.height > 0; }}); \
+           if (!e) throw new Error(all.length + ' elements match ' + {sel} + ', none of them visible'); \
+           {body}; return true; }})()",
         sel = json!(selector)
     )
+}
+
+/// Waits for an idle callback; a navigation that replaced the document
+/// meanwhile is retried on the new one (five times, as fuite does).
+async fn main_thread_idle(page: &Inspector) -> Result<(), PageFailure> {
+    let mut tries = 0;
+    loop {
+        match in_page(page, super::idle::MAIN_THREAD_IDLE).await {
+            Ok(_) => return Ok(()),
+            Err(_) if tries < 4 => {
+                tries += 1;
+                tokio::time::sleep(POLL * 5).await;
+            }
+            Err(failure) => return Err(failure),
+        }
+    }
 }
 
 /// Evaluates in the page, awaiting a promise; a thrown error is the message.
@@ -309,6 +345,7 @@ mod tests {
             Action::Wait(Duration::from_millis(200))
         );
         assert_eq!(Action::parse("back").unwrap(), Action::Back);
+        assert_eq!(Action::parse("wait-idle").unwrap(), Action::WaitIdle);
         assert_eq!(
             Action::parse("eval window.x = 1").unwrap(),
             Action::Eval("window.x = 1".into())

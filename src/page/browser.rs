@@ -110,6 +110,15 @@ pub async fn launch(executable: &Path, grace: Duration) -> Result<Browser, Brows
         "--disable-component-update".into(),
         "--disable-sync".into(),
         "--mute-audio".into(),
+        // Chromium throttles a tab that navigates more than 200 times in
+        // 10 s (pushState and back included): a single-page app's link
+        // clicked and gone back from every 90 ms hit it every 100
+        // iterations, and the click then did nothing for 10 s.
+        "--disable-ipc-flooding-protection".into(),
+        // A page in a background tab or hidden window gets its timers
+        // slowed; headless has no foreground, so keep them at full rate.
+        "--disable-background-timer-throttling".into(),
+        "--disable-renderer-backgrounding".into(),
     ];
     command.extend(LOOPBACK_ONLY.iter().map(|flag| flag.to_string()));
     // Chromium's sandbox refuses to start as root (CI containers run as

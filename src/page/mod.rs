@@ -10,11 +10,14 @@
 mod actions;
 pub mod browser;
 mod dialogs;
+mod idle;
+pub mod links;
 mod loop_stats;
 mod probe;
 mod workload;
 
 pub use actions::{Action, ActionError, PageFailure, open, wait_loaded};
 pub use dialogs::Dialogs;
+pub use idle::Network;
 pub use probe::PageProbe;
 pub use workload::PageActions;

@@ -37,6 +37,8 @@ pub struct PageActions {
     pub dialogs: super::Dialogs,
     /// `location.href` once the page had opened.
     pub start_url: String,
+    /// The page's requests in flight, for `wait-idle`.
+    pub network: super::Network,
 }
 
 /// How a batch of iterations went.
@@ -151,7 +153,10 @@ impl PageActions {
     /// `None` when every action ran, else why the iteration stopped.
     async fn one_iteration(&self) -> Result<Option<String>, crate::probe::ProbeError> {
         for action in &self.actions {
-            match action.perform_within(&self.page, self.stall_timeout).await {
+            match action
+                .perform_within(&self.page, &self.network, self.stall_timeout)
+                .await
+            {
                 Ok(()) => {}
                 Err(ActionError::Inspector(e)) => return Err(e.into()),
                 Err(other) => return Ok(Some(other.to_string())),
