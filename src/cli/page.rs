@@ -92,6 +92,11 @@ pub struct PageArgs {
     /// Do not take heap snapshots to name the holder of a retention.
     #[arg(long)]
     pub no_diagnose: bool,
+    /// Skip the collection check (two more cycles between heap snapshots,
+    /// counting the entries of every Array, Map, Set and Object) that a
+    /// page whose bytes read clean gets.
+    #[arg(long)]
+    pub no_collections: bool,
     /// Also write the diagnosis' two heap snapshots here (mode 0600).
     #[arg(long, value_name = "DIR")]
     pub snapshots: Option<PathBuf>,
@@ -129,6 +134,8 @@ pub struct PageProps {
     pub output: OutputProps,
     pub max_retained: Option<f64>,
     pub diagnose: bool,
+    /// Run the collection check on a route the bytes call clean.
+    pub collections: bool,
     pub snapshots: Option<PathBuf>,
     pub grace: Duration,
     pub quiet: bool,
@@ -191,6 +198,7 @@ impl PageArgs {
             output: self.output.into_props(self.json)?,
             max_retained: self.max_retained,
             diagnose: !self.no_diagnose,
+            collections: !self.no_collections,
             snapshots: self.snapshots,
             grace: self.grace,
             quiet: self.quiet,

@@ -10,11 +10,14 @@ use super::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
 use super::frame::{Frame, RunEnd};
 use crate::cli::{PageProps, PageScenario};
 use crate::cycle::{LoopPlan, run_route};
+use crate::diagnose::INTERVALS;
 use crate::inspector::Inspector;
 use crate::model::{
-    Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, TargetInfo, Unit,
+    Finding, FindingKind, Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings,
+    Settings, TargetInfo, Unit,
 };
 use crate::page::browser::{self, Browser};
+use crate::page::listeners::{self, Census};
 use crate::page::{Action, Dialogs, Network, PageActions, PageProbe, links};
 use crate::report::progress::Progress;
 use crate::verdict::{Noise, Options};
@@ -198,9 +201,18 @@ async fn measure_route(
         stall_timeout: props.timeout,
         start_url,
     };
+    // Counting listeners holds every element for a moment: before the
+    // baseline's collection, and released after.
+    let listeners_before = Census::take(&tab.page).await.ok();
     run_route(probe, &loop_plan(props), &mut workload, into, progress)
         .await
         .with_context(|| format!("page {}", route.name))?;
+    if let Some(before) = listeners_before {
+        name_listeners(&tab.page, &before, into).await;
+    }
+    if props.collections {
+        check_collections(probe, &mut workload, into, progress).await;
+    }
     if wants_diagnosis(props.diagnose, into, probe) {
         let diagnosis = DiagnosisProps {
             snapshots_dir: props.snapshots.as_deref(),
@@ -217,6 +229,60 @@ async fn measure_route(
             .with_context(|| format!("--teardown {}", action.describe()))?;
     }
     Ok(())
+}
+
+/// Names the event listeners that piled up over the route's cycles.
+async fn name_listeners(page: &Inspector, before: &Census, into: &mut RouteResult) {
+    let Ok(after) = Census::take(page).await else {
+        return;
+    };
+    let units: u64 = into.cycles.iter().map(|c| c.units).sum();
+    let scripts = listeners::script_urls(page).await;
+    into.listeners = after.grown_since(before, units, LISTENERS_PER_ITERATION, &scripts);
+}
+
+/// Listeners of one type on one target growing by at least this many per
+/// iteration are named: the `handle-growth` threshold of a server's
+/// handles, half a listener per unit.
+const LISTENERS_PER_ITERATION: f64 = 0.5;
+
+/// The collection check, when the bytes did not call a leak and every
+/// cycle did its work: a collection growing each cycle turns the verdict
+/// into `collection-growth`. A check that fails is a finding; the byte
+/// verdict stands.
+async fn check_collections(
+    probe: &mut PageProbe,
+    workload: &mut PageActions,
+    into: &mut RouteResult,
+    progress: &Progress,
+) {
+    let Some(verdict) = into.verdict.as_ref() else {
+        return;
+    };
+    if verdict.kind.is_leak() || into.cycles.iter().any(|c| c.did_no_work()) {
+        return;
+    }
+    let say = |message: &str| progress.say(&format!("{}: {message}", into.route));
+    let first = into.cycles.len() as u32 + 1;
+    match crate::diagnose::check_collections(probe, workload, first, &say).await {
+        Ok(found) => {
+            if let Some(verdict) = into.verdict.as_mut() {
+                crate::verdict::collections::apply(verdict, &found, Unit::Iteration, INTERVALS);
+            }
+            into.collections = found;
+        }
+        Err(error) => {
+            if let Some(verdict) = into.verdict.as_mut() {
+                verdict.findings.push(Finding::new(
+                    FindingKind::DiagnosisFailed,
+                    format!(
+                        "the collection check failed: {:#}",
+                        anyhow::Error::new(error)
+                    ),
+                ));
+            }
+        }
+    }
 }
 
 /// "Chrome/148.0.7778.167", from the page's user agent.

@@ -12,9 +12,12 @@
 //! its rss for the rest of its life, so `run` diagnoses only after a
 //! route's measured series is complete.
 
+mod collections;
 mod inlining;
 mod profile;
 mod source_line;
+
+pub use collections::{INTERVALS, check_collections};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -26,13 +29,22 @@ use crate::inspector::{Inspector, InspectorError};
 use crate::model::Diagnosis;
 use crate::private_file::PrivateFile;
 use crate::probe::{Probe, ProbeError};
-use crate::snapshot::{HeapGraph, SnapshotParseError, diff_graph, summarise_before};
+use crate::snapshot::{
+    CollectionCounts, HeapGraph, SnapshotParseError, diff_graph, grown_collections,
+    summarise_before,
+};
 
 /// Bytes between two samples of the sampling heap profiler: small enough
 /// that a few thousand retained records are sampled, cheap for the target.
 const SAMPLING_INTERVAL: u32 = 4096;
 /// Grown classes and allocation sites kept in the diagnosis.
 const TOP: usize = 10;
+/// A collection is listed when it gained at least this many entries per
+/// unit of work: one per request or iteration is what a cache keyed by
+/// the request, or a list of every opened view, gains (fuite's threshold
+/// too). Growth below it is a collection filling more slowly than the
+/// work, which the byte series judge.
+pub const MIN_ENTRIES_PER_UNIT: f64 = 1.0;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiagnoseError {
@@ -107,7 +119,12 @@ pub async fn diagnose(
     let file_a = plan
         .snapshots_dir
         .map(|d| d.join(format!("{}-before.heapsnapshot", plan.label)));
-    let (before, bytes_a) = snapshot_into(inspector, file_a.as_deref(), summarise_before).await?;
+    let summarise = |graph: HeapGraph| {
+        let counts = CollectionCounts::of(&graph);
+        (summarise_before(graph), counts)
+    };
+    let ((before, counts), bytes_a) =
+        snapshot_into(inspector, file_a.as_deref(), summarise).await?;
     let mut seconds = started.elapsed().as_secs_f64();
     inspector
         .call(
@@ -133,10 +150,11 @@ pub async fn diagnose(
     // The comparison runs on the parser's thread as soon as the stream ends.
     let compare = move |graph: HeapGraph| {
         let analysis_started = Instant::now();
-        let (_, diff) = diff_graph(&before, graph, TOP);
-        (diff, analysis_started.elapsed().as_secs_f64())
+        let (analysis, diff) = diff_graph(&before, graph, TOP);
+        let collections = grown_collections(&counts, &analysis, units, MIN_ENTRIES_PER_UNIT, TOP);
+        (diff, collections, analysis_started.elapsed().as_secs_f64())
     };
-    let ((diff, analysis_seconds), bytes_b) =
+    let ((diff, collections, analysis_seconds), bytes_b) =
         snapshot_into(inspector, file_b.as_deref(), compare).await?;
     seconds += started_b.elapsed().as_secs_f64() - analysis_seconds;
     let rss_after = probe.sample().await?.rss;
@@ -154,6 +172,7 @@ pub async fn diagnose(
             .collect(),
         holders: diff.holders,
         allocation_sites,
+        collections,
         sites_without_inlining,
         snapshot_bytes: [bytes_a, bytes_b],
         snapshot_files: [file_a, file_b]

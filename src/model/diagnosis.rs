@@ -23,6 +23,10 @@ pub struct Diagnosis {
     pub holders: Vec<Holder>,
     /// Frames whose allocations during the cycle survived collection.
     pub allocation_sites: Vec<AllocationSite>,
+    /// Arrays, Maps, Sets and plain Objects whose entry count grew by at
+    /// least one per unit of the cycle, named as holders are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collections: Vec<Collection>,
     /// The cycle ran with inlining off, so a handler's allocations are
     /// charged to it, not to the caller V8 inlined it into (only on a
     /// target leakcheck launched).
@@ -256,4 +260,42 @@ pub struct Holder {
     pub path: Vec<PathStep>,
     /// The path on one line, DevTools style.
     pub path_text: String,
+}
+
+/// A collection whose entry count grew with the work
+/// (`snapshot/collections.rs`): `recentSearches: Map +1.00 per iteration`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Collection {
+    /// The variable or property that holds it, as a holder is named.
+    pub name: String,
+    /// `Array`, `Map`, `Set` or `Object`.
+    pub kind: String,
+    pub entries_before: u64,
+    pub entries_after: u64,
+    /// Entries gained per unit of work (request or iteration).
+    pub per_unit: f64,
+    /// The script whose closure holds it, when a closure does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<String>,
+    /// Its heap snapshot node id.
+    pub node_id: u32,
+    /// The retainer path it was named by.
+    pub path: String,
+}
+
+/// Event listeners of one type on one target that grew with the work
+/// (`page/listeners.rs`): `resize on Window +1.00 per iteration`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListenerGrowth {
+    /// The event type: `resize`, `click`.
+    pub event: String,
+    /// What it is on, as DevTools describes it: `Window`, `#document`,
+    /// `div#persistent`.
+    pub target: String,
+    pub before: u64,
+    pub after: u64,
+    pub per_unit: f64,
+    /// Where the last of them was added: `URL:LINE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_at: Option<String>,
 }

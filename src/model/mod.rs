@@ -19,7 +19,8 @@ mod verdict;
 use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{
-    AllocationSite, ClassDiff, Diagnosis, Holder, HolderKind, Owner, PathStep, SourceLocation,
+    AllocationSite, ClassDiff, Collection, Diagnosis, Holder, HolderKind, ListenerGrowth, Owner,
+    PathStep, SourceLocation,
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
@@ -156,6 +157,14 @@ pub struct RouteResult {
     /// The holder of the retention (inspector targets; `--no-diagnose` skips it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
+    /// A page's collections that grew by at least one entry per iteration
+    /// in each interval of the collection check (`collection-growth`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collections: Vec<Collection>,
+    /// A page's event listeners that grew by half a listener per iteration
+    /// or more, by event type and target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listeners: Vec<ListenerGrowth>,
     /// The target's worker threads and child Node processes, each judged
     /// on its own after-GC heap (absent when it has none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

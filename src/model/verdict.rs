@@ -15,6 +15,9 @@ pub enum VerdictKind {
     Retention,
     OffHeapRetention,
     CounterGrowth,
+    /// A collection gained entries in proportion to the work, cycle after
+    /// cycle, below what the byte series resolve (a page's collection check).
+    CollectionGrowth,
     Inconclusive,
 }
 
@@ -26,6 +29,7 @@ impl VerdictKind {
             VerdictKind::Retention => "retention",
             VerdictKind::OffHeapRetention => "off-heap-retention",
             VerdictKind::CounterGrowth => "counter-growth",
+            VerdictKind::CollectionGrowth => "collection-growth",
             VerdictKind::Inconclusive => "inconclusive",
         }
     }
@@ -34,7 +38,10 @@ impl VerdictKind {
     pub fn is_leak(self) -> bool {
         matches!(
             self,
-            VerdictKind::Retention | VerdictKind::OffHeapRetention | VerdictKind::CounterGrowth
+            VerdictKind::Retention
+                | VerdictKind::OffHeapRetention
+                | VerdictKind::CounterGrowth
+                | VerdictKind::CollectionGrowth
         )
     }
 }
@@ -84,6 +91,9 @@ pub enum FindingKind {
     BusyMachine,
     /// A page's iterations ended on another URL than the start URL.
     LeftStartUrl,
+    /// The collection check found growth the byte series could not
+    /// resolve: what the bytes alone read.
+    BytesBelowResolution,
 }
 
 impl FindingKind {
@@ -106,6 +116,7 @@ impl FindingKind {
             FindingKind::GcPauses => "gc-pauses",
             FindingKind::BusyMachine => "busy-machine",
             FindingKind::LeftStartUrl => "left-start-url",
+            FindingKind::BytesBelowResolution => "bytes-below-resolution",
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod browser;
 mod dialogs;
 mod idle;
 pub mod links;
+pub mod listeners;
 mod loop_stats;
 mod probe;
 mod workload;

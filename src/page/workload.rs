@@ -129,11 +129,7 @@ impl PageActions {
         done.ended_away += 1;
         done.ended_away_at
             .get_or_insert_with(|| crate::net::redacted(&at));
-        if failed
-            && super::open(&self.page, &self.start_url)
-                .await
-                .is_ok()
-        {
+        if failed && super::open(&self.page, &self.start_url).await.is_ok() {
             done.returned_to_start += 1;
         }
         Ok(())

@@ -107,6 +107,9 @@ mod tests {
         assert_eq!(found, vec![pid]);
         assert_eq!(stopped, 1);
         assert!(!status.success(), "the child was killed: {status:?}");
-        assert!(Mark::new().holders().is_empty(), "a fresh mark is on nothing");
+        assert!(
+            Mark::new().holders().is_empty(),
+            "a fresh mark is on nothing"
+        );
     }
 }

@@ -191,3 +191,46 @@ pub fn isolate_lines(route: &crate::model::RouteResult, unit: &str) -> Vec<Strin
         })
         .collect()
 }
+
+/// What grew by entry or by listener, one line each: the collection
+/// check's collections (or, without it, the diagnosis'), then the event
+/// listeners that piled up, by type and target.
+/// "collection `recentSearches`: Map +1.00 per iteration (150 → 250 entries)",
+/// "listeners `resize` on Window: +1.00 per iteration (0 → 75), added at app.js:12".
+pub fn growth_lines(route: &crate::model::RouteResult, unit: &str) -> Vec<String> {
+    let collections = match (&route.collections, &route.diagnosis) {
+        (found, _) if !found.is_empty() => found.as_slice(),
+        (_, Some(d)) => d.collections.as_slice(),
+        _ => &[],
+    };
+    let mut lines: Vec<String> = collections
+        .iter()
+        .map(|c| {
+            format!(
+                "collection `{}`: {} +{:.2} per {unit} ({} → {} entries){}",
+                c.name,
+                c.kind,
+                c.per_unit,
+                c.entries_before,
+                c.entries_after,
+                c.script
+                    .as_deref()
+                    .map_or(String::new(), |s| format!(", in {s}"))
+            )
+        })
+        .collect();
+    lines.extend(route.listeners.iter().map(|l| {
+        format!(
+            "listeners `{}` on {}: +{:.2} per {unit} ({} → {}){}",
+            l.event,
+            l.target,
+            l.per_unit,
+            l.before,
+            l.after,
+            l.added_at
+                .as_deref()
+                .map_or(String::new(), |at| format!(", added at {at}"))
+        )
+    }));
+    lines
+}

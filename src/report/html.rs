@@ -197,6 +197,16 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
         }
         out.push_str("</ul>\n");
     }
+    let grown = super::diagnosis_view::growth_lines(route, unit);
+    if !grown.is_empty() {
+        out.push_str(
+            "<p><b>What grows by count</b>, entries and listeners per unit of work:</p><ul>",
+        );
+        for line in grown {
+            let _ = write!(out, "<li>{}</li>", esc(&line));
+        }
+        out.push_str("</ul>\n");
+    }
     if let Some(d) = &route.diagnosis {
         render_diagnosis(out, d);
     }

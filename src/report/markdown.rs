@@ -86,6 +86,9 @@ impl Exporter for MarkdownExporter {
             for line in super::diagnosis_view::isolate_lines(route, result.settings.unit.name()) {
                 let _ = writeln!(out, "  - isolate {}", cell(&line));
             }
+            for line in super::diagnosis_view::growth_lines(route, unit) {
+                let _ = writeln!(out, "  - {}", cell(&line));
+            }
             if let Some(d) = &route.diagnosis {
                 render_diagnosis(&mut out, d);
             }

@@ -151,6 +151,9 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
     for line in super::diagnosis_view::isolate_lines(route, unit.name()) {
         writeln!(out, "isolate {line}")?;
     }
+    for line in super::diagnosis_view::growth_lines(route, unit.name()) {
+        writeln!(out, "{line}")?;
+    }
     match &route.verdict {
         Some(v) => {
             writeln!(

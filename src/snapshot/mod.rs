@@ -12,6 +12,7 @@ mod block_text;
 mod blocks;
 mod class_retained;
 mod classes;
+mod collections;
 mod diff;
 mod dominators;
 mod edge_index;
@@ -38,6 +39,7 @@ use std::io::Read;
 
 pub use crate::model::{ClassDiff, Holder, HolderKind, PathStep};
 pub use classes::{ClassIndex, ClassTotals, class_key, summarise};
+pub use collections::{CollectionCounts, grown as grown_collections};
 pub use diff::{Before, NewNodes, compare_classes, new_nodes};
 pub use dominators::Dominators;
 pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, Retainers, StringId};

@@ -87,6 +87,7 @@ mod tests {
             isolate: None,
             requests: 100,
             classes: Vec::new(),
+            collections: Vec::new(),
             holders: vec![Holder {
                 class: "Object".into(),
                 name: "keptRequests".into(),

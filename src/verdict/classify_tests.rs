@@ -325,7 +325,10 @@ fn the_resolvable_leak_shrinks_with_the_work_per_reading() {
     let method = super::super::sequential::method_resolution();
     assert!(resolvable(&cycles(3, 20_000), Noise::Process) <= method);
     assert!(resolvable(&cycles(3, 300), Noise::Process) > 50.0 * method);
-    assert!(resolvable(&cycles(12, 5_000), Noise::Process) < resolvable(&cycles(3, 5_000), Noise::Process));
+    assert!(
+        resolvable(&cycles(12, 5_000), Noise::Process)
+            < resolvable(&cycles(3, 5_000), Noise::Process)
+    );
     assert!(resolvable(&cycles(1, 20_000), Noise::Process).is_infinite());
 
     // A flat route: clean at the method's size, inconclusive at 300 a

@@ -114,7 +114,11 @@ impl Context<'_> {
             };
             add(FindingKind::LoadErrors, message);
         }
-        if let Some(away) = self.cycles.iter().find_map(|c| c.load.ended_away_at.as_deref()) {
+        if let Some(away) = self
+            .cycles
+            .iter()
+            .find_map(|c| c.load.ended_away_at.as_deref())
+        {
             let ended: u64 = self.cycles.iter().map(|c| c.load.ended_away).sum();
             let returned: u64 = self.cycles.iter().map(|c| c.load.returned_to_start).sum();
             add(

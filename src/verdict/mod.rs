@@ -5,6 +5,7 @@
 pub mod action;
 pub mod budget;
 mod classify;
+pub mod collections;
 mod findings;
 pub mod fit;
 pub mod handles;

@@ -17,6 +17,7 @@ mod load;
 mod npm;
 mod page;
 mod page_actions;
+mod page_collections;
 mod parsers_never_panic;
 mod reports;
 mod run_demo;

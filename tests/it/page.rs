@@ -46,7 +46,31 @@ fn closed_dialogs_kept_and_window_listeners_piling_up_are_found_and_held() {
         verdict.has_finding(FindingKind::HandleGrowth),
         "{verdict:#?}"
     );
+    // The listeners by type and target, where the last was added.
+    let resize = route
+        .listeners
+        .iter()
+        .find(|l| l.event == "resize" && l.target == "Window")
+        .unwrap_or_else(|| panic!("{:#?}", route.listeners));
+    assert!((resize.per_unit - 1.0).abs() < 0.05, "{resize:#?}");
+    assert!(
+        resize
+            .added_at
+            .as_deref()
+            .is_some_and(|at| at.contains("/leaky.html:")),
+        "{resize:#?}"
+    );
     let diagnosis = route.diagnosis.as_ref().expect("a diagnosis");
+    // The closed dialogs' list, a top-level const of a classic script,
+    // gains one entry per iteration.
+    assert!(
+        diagnosis
+            .collections
+            .iter()
+            .any(|c| c.name == "closedDialogs" && c.kind == "Array" && c.per_unit >= 1.0),
+        "{:#?}",
+        diagnosis.collections
+    );
     assert_eq!(
         diagnosis.holders[0].name, "closedDialogs",
         "{:#?}",

@@ -40,6 +40,9 @@ fn iterations_that_end_on_another_url_are_named_and_failed_ones_go_back() {
         .iter()
         .find(|f| f.kind == FindingKind::LeftStartUrl)
         .unwrap_or_else(|| panic!("{:#?}", verdict.findings));
-    assert!(finding.message.contains("not at the start URL"), "{finding:?}");
+    assert!(
+        finding.message.contains("not at the start URL"),
+        "{finding:?}"
+    );
     validate(&finished.stdout);
 }

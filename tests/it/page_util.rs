@@ -55,4 +55,3 @@ pub fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
 }
-

@@ -10,8 +10,12 @@ const root = process.argv[3];
 createServer(async (req, res) => {
   const path = normalize(new URL(req.url, 'http://x').pathname).replace(/^(\.\.[/\\])+/, '');
   try {
-    const file = path.endsWith('/') ? `${path}index.html` : path;
-    const body = await readFile(join(root, file));
+    let file = path.endsWith('/') ? `${path}index.html` : path;
+    // Clean URLs, as `serve` answers them: /a is a.html.
+    const body = await readFile(join(root, file)).catch(() => {
+      file = `${path}.html`;
+      return readFile(join(root, file));
+    });
     const type = file.endsWith('.js') || file.endsWith('.mjs') ? 'text/javascript'
       : file.endsWith('.map') || file.endsWith('.json') ? 'application/json'
       : 'text/html; charset=utf-8';
