@@ -27,8 +27,14 @@ const MAX_TARGETS: usize = 5_000;
 /// counted was added (script id, line).
 #[derive(Debug, Default, Clone)]
 pub struct Census {
-    counts: BTreeMap<(String, String), (u64, Option<(String, u64)>)>,
+    counts: BTreeMap<(String, String), Counted>,
 }
+
+/// A script id and a 1-based line.
+type Place = (String, u64);
+
+/// Listeners of one type on one target, and where the last was added.
+type Counted = (u64, Option<Place>);
 
 impl Census {
     /// Counts the listeners of the window, the document and its elements.
