@@ -47,7 +47,7 @@ collectionsWithBrokenSourceMaps about yes
 collectionsThatCannotBeTracked about yes
 lotsOfLeakingCollections about yes
 collectionsWithLotsOfLeaks about yes
-customIdleLogic about yes
+customIdleLogic info yes
 domNodes about yes
 recyclesDomNodes about no
 recyclesDomNodesNewIds about no

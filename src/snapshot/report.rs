@@ -19,9 +19,24 @@ use crate::model::{ClassDiff, Holder, HolderKind};
 /// of a library's bookkeeping beside the MBs of a leak only mislead.
 const MINOR_HOLDER_SHARE: f64 = 0.1;
 
+/// Whether what a holder keeps is the engine's, not the app's: compiled
+/// code and feedback (a router's `matchRoute` re-optimised under load was
+/// named as the holder of a page's leak), object shapes, and Blink's and
+/// V8's C++ structures (`blink::HeapHashTableBacking<…>`).
+fn engine_class(class: &str) -> bool {
+    matches!(
+        class,
+        "(compiled code)" | "(object shape)" | "(system)" | "system / WeakArrayList"
+    ) || class.contains("::")
+}
+
 /// Drops minor holders: under `MINOR_HOLDER_SHARE` of the total, or
-/// internal (V8's own structures) while a larger holder is named.
+/// internal (V8's own structures) while a larger holder is named, or
+/// holding only engine classes while another holds the app's objects.
 fn drop_minor_holders(holders: &mut Vec<Holder>) {
+    if holders.iter().any(|h| !engine_class(&h.class)) {
+        holders.retain(|h| !engine_class(&h.class));
+    }
     let mut by_object: HashMap<u32, u64> = HashMap::new();
     for h in holders.iter() {
         *by_object.entry(h.holder_id).or_default() += h.new_bytes;
