@@ -84,7 +84,7 @@ impl Frame {
             );
         }
         Ok(Frame {
-            progress: Progress::new(quiet),
+            progress: Progress::new(quiet).for_pages(page),
             output: output.clone(),
             previous,
             started: Instant::now(),

@@ -14,6 +14,8 @@ pub struct Progress {
     bar: Mutex<Option<ProgressBar>>,
     interactive: bool,
     quiet: bool,
+    /// A page's cycles: iterations of actions, not requests sent.
+    pages: bool,
 }
 
 impl Progress {
@@ -22,7 +24,14 @@ impl Progress {
             bar: Mutex::new(None),
             interactive: std::io::stderr().is_terminal(),
             quiet,
+            pages: false,
         }
+    }
+
+    /// Speaks of a page's iterations instead of requests.
+    pub fn for_pages(mut self, pages: bool) -> Progress {
+        self.pages = pages;
+        self
     }
 
     /// A line of its own on stderr, above any bar.
@@ -59,18 +68,26 @@ impl CycleObserver for Progress {
             n => n.to_string(),
         };
         if !self.interactive {
-            eprintln!("{route}: cycle {cycle}/{of}: sending load");
+            let doing = if self.pages {
+                "running the actions"
+            } else {
+                "sending load"
+            };
+            eprintln!("{route}: cycle {cycle}/{of}: {doing}");
             return;
         }
         let bar = match total {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::new_spinner(),
         };
-        let style = ProgressStyle::with_template(
-            "{prefix:>16} [{bar:30}] {pos}/{len} requests {per_sec} {msg}",
-        )
-        .expect("constant template")
-        .progress_chars("=> ");
+        let template = if self.pages {
+            "{prefix:>16} [{bar:30}] {pos}/{len} iterations {per_sec} {msg}"
+        } else {
+            "{prefix:>16} [{bar:30}] {pos}/{len} requests {per_sec} {msg}"
+        };
+        let style = ProgressStyle::with_template(template)
+            .expect("constant template")
+            .progress_chars("=> ");
         bar.set_style(style);
         bar.set_prefix(format!("{route} {cycle}/{of}"));
         *self.bar.lock().expect("progress lock") = Some(bar);
@@ -87,6 +104,19 @@ impl CycleObserver for Progress {
 
     fn cycle_done(&self, route: &str, result: &CycleResult) {
         self.finish_bar();
+        if self.pages {
+            self.say(&format!(
+                "{route}: cycle {} done: {} iterations ({} failed) in {:.2} s; after GC heapUsed {} MB, arrayBuffers {} MB, renderer rss {} MB",
+                result.cycle,
+                result.requests,
+                result.errors,
+                result.duration_s,
+                mb_cell(result.after_gc.heap_used),
+                mb_cell(result.after_gc.array_buffers),
+                mb_cell(result.after_gc.rss)
+            ));
+            return;
+        }
         self.say(&format!(
             "{route}: cycle {} done: {} requests ({} errors, {} non-2xx) in {:.2} s; after GC heapUsed {} MB, rss {} MB",
             result.cycle,

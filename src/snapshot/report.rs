@@ -30,6 +30,16 @@ fn engine_class(class: &str) -> bool {
     ) || class.contains("::")
 }
 
+/// DOM nodes still in the document are kept by the document itself,
+/// which many roots reach: their dominator is the roots, and the path
+/// names nothing. Say what it is instead of `(GC roots) @3`.
+fn name_attached_dom(mut holder: Holder) -> Holder {
+    if holder.holder_class == "(GC roots)" && holder.class.starts_with('<') {
+        holder.name = format!("the document: {} nodes still attached", holder.class);
+    }
+    holder
+}
+
 /// Drops minor holders: under `MINOR_HOLDER_SHARE` of the total, or
 /// internal (V8's own structures) while a larger holder is named, or
 /// holding only engine classes while another holds the app's objects.
@@ -374,7 +384,11 @@ pub fn diff_graph(
         dominators,
         paths,
     };
-    let mut holders: Vec<Holder> = found.iter().map(|f| describe_holder(&after, f)).collect();
+    let mut holders: Vec<Holder> = found
+        .iter()
+        .map(|f| describe_holder(&after, f))
+        .map(name_attached_dom)
+        .collect();
     holders.sort_by_key(|h| std::cmp::Reverse(h.new_bytes));
     holders.dedup_by(|x, y| x.holder_id == y.holder_id && x.class == y.class);
     drop_minor_holders(&mut holders);
