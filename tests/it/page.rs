@@ -423,7 +423,7 @@ fn ctrl_c_stops_chromium_by_pid_removes_its_profile_and_reports() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let mut guard = Guard::spawn(&mut command);
-    wait_for_stderr(&mut guard, "sending load");
+    wait_for_stderr(&mut guard, "running the actions");
     // SAFETY: signalling the leakcheck process this test started, by PID.
     unsafe { libc::kill(guard.pid() as i32, libc::SIGINT) };
     let status = guard.wait_within(std::time::Duration::from_secs(20));
