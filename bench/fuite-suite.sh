@@ -111,14 +111,19 @@ for page in $(printf '%s\n' "$cases" | awk '{ print $1 }' | uniq); do
 done
 echo "leakcheck agrees with fuite's specs on $agree of $total cases"
 
-if [ -x "$here/node_modules/.bin/fuite" ]; then
+# fuite itself, on FUITE_PAGES (its default scenario, 7 iterations; each
+# step waits for 500 ms of network quiet, so a page takes minutes here):
+# `none` skips it.
+fuite_pages=${FUITE_PAGES:-basic collections domNodes eventListeners}
+if [ -x "$here/node_modules/.bin/fuite" ] && [ "$fuite_pages" != none ]; then
   echo
   echo "fuite $(node -p 'require(process.argv[1]).version' "$here/node_modules/fuite/package.json") on the same pages (default scenario, 7 iterations):"
-  for page in $(printf '%s\n' "$cases" | awk '$1 != "login" && $1 !~ /\+/ { print $1 }' | sort -u); do
+  for page in $fuite_pages; do
     url="$base/$page/"
     [ "$page" = multiPage/a ] && url="$base/multiPage/a"
     t0=$EPOCHREALTIME
-    PUPPETEER_EXECUTABLE_PATH="$chromium" "$here/node_modules/.bin/fuite" "$url" "${sandbox[@]}" \
+    rm -f "$work/fu.json"
+    PUPPETEER_EXECUTABLE_PATH="$chromium" timeout 900 "$here/node_modules/.bin/fuite" "$url" "${sandbox[@]}" \
       -o "$work/fu.json" >/dev/null 2>&1 || true
     took=$(seconds_since "$t0")
     verdicts=$(node -e '
