@@ -161,6 +161,8 @@ pub async fn diagnose(
     let mut allocation_sites = profile::surviving_sites(&profile, TOP);
     // A source that cannot be read leaves the sites as V8 gave them.
     let _ = source_line::name_holder_lines(inspector, &mut allocation_sites, &diff.holders).await;
+    let mut holders = diff.holders;
+    name_unnamed_holders(&mut holders, &collections);
     let mut diagnosis = Diagnosis {
         isolate: plan.isolate,
         requests: units,
@@ -170,7 +172,7 @@ pub async fn diagnose(
             .filter(|c| c.size_delta > 0)
             .take(TOP)
             .collect(),
-        holders: diff.holders,
+        holders,
         allocation_sites,
         collections,
         sites_without_inlining,
@@ -187,6 +189,29 @@ pub async fn diagnose(
     };
     crate::attribute::attribute(inspector, &mut diagnosis).await;
     Ok(diagnosis)
+}
+
+/// A holder reached only through unnamed slots (`[22][2][1]…`: the scope
+/// that several closures share, each stored in a different collection)
+/// names nothing a person can search for; when collections grew in the
+/// same cycle, they are what keeps it, and are named instead.
+fn name_unnamed_holders(
+    holders: &mut [crate::model::Holder],
+    collections: &[crate::model::Collection],
+) {
+    if collections.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = collections.iter().map(|c| c.name.as_str()).collect();
+    for holder in holders {
+        let unnamed = holder
+            .name
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '[' || c == ']');
+        if unnamed {
+            holder.name = format!("{} (the collections that grew)", names.join(", "));
+        }
+    }
 }
 
 /// Streams a snapshot into the parser on a blocking thread (and into a
@@ -224,4 +249,30 @@ async fn snapshot_into<T: Send + 'static>(
         disk.persist().map_err(file_error(path))?;
     }
     Ok((parsed?, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Collection, Holder};
+
+    #[test]
+    fn a_holder_named_by_indices_only_takes_the_growing_collections_names() {
+        let holder = |name: &str| Holder {
+            name: name.into(),
+            ..Holder::default()
+        };
+        let grown = |name: &str| Collection {
+            name: name.into(),
+            ..Collection::default()
+        };
+        let mut holders = vec![holder("[22][2][1]"), holder("cache"), holder("items[3]")];
+        name_unnamed_holders(&mut holders, &[grown("obj"), grown("arr")]);
+        assert_eq!(holders[0].name, "obj, arr (the collections that grew)");
+        assert_eq!(holders[1].name, "cache");
+        assert_eq!(holders[2].name, "items[3]");
+        let mut alone = vec![holder("[1]")];
+        name_unnamed_holders(&mut alone, &[]);
+        assert_eq!(alone[0].name, "[1]");
+    }
 }
