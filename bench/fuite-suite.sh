@@ -122,7 +122,7 @@ echo "leakcheck agrees with fuite's specs on $agree of $total cases"
 
 # fuite itself, on FUITE_PAGES (its default scenario, 7 iterations; each
 # step waits for 500 ms of network quiet, so a page takes minutes here):
-# `none` skips it.
+# `none` skips it; FUITE_TIMEOUT bounds each page (900 s).
 fuite_pages=${FUITE_PAGES:-basic collections domNodes eventListeners}
 if [ -x "$here/node_modules/.bin/fuite" ] && [ "$fuite_pages" != none ]; then
   echo
@@ -132,7 +132,7 @@ if [ -x "$here/node_modules/.bin/fuite" ] && [ "$fuite_pages" != none ]; then
     [ "$page" = multiPage/a ] && url="$base/multiPage/a"
     t0=$EPOCHREALTIME
     rm -f "$work/fu.json"
-    PUPPETEER_EXECUTABLE_PATH="$chromium" timeout 900 "$here/node_modules/.bin/fuite" "$url" "${sandbox[@]}" \
+    PUPPETEER_EXECUTABLE_PATH="$chromium" timeout "${FUITE_TIMEOUT:-900}" "$here/node_modules/.bin/fuite" "$url" "${sandbox[@]}" \
       -o "$work/fu.json" >/dev/null 2>&1 || true
     took=$(seconds_since "$t0")
     verdicts=$(node -e '
