@@ -10,7 +10,9 @@
 //! replaces the document, so what the start page kept is no longer read.
 //! A failed iteration that ended elsewhere is taken back to the start URL;
 //! a failed one still on it is left as it is, since reloading would free
-//! what the page kept and hide the leak.
+//! what the page kept and hide the leak. For the same reason a `back`
+//! while the page is still at the start URL fails the iteration instead
+//! of leaving the page.
 
 use std::time::{Duration, Instant};
 
@@ -149,6 +151,17 @@ impl PageActions {
     /// `None` when every action ran, else why the iteration stopped.
     async fn one_iteration(&self) -> Result<Option<String>, crate::probe::ProbeError> {
         for action in &self.actions {
+            // `back` from the start URL leaves the page (a reload later
+            // frees what it kept): the action before it did not navigate.
+            if *action == super::Action::Back
+                && self.location().await? == Some(self.start_url.clone())
+            {
+                return Ok(Some(
+                    "back: the page is still at the start URL, so the action before it did not \
+                     navigate (a link that did not open its view?); going back would leave the page"
+                        .to_string(),
+                ));
+            }
             match action
                 .perform_within(&self.page, &self.network, self.stall_timeout)
                 .await

@@ -46,3 +46,34 @@ fn iterations_that_end_on_another_url_are_named_and_failed_ones_go_back() {
     );
     validate(&finished.stdout);
 }
+
+#[test]
+fn back_from_the_start_url_fails_the_iteration_instead_of_leaving_the_page() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run(
+        "stuck-link.html",
+        &["click #stuck", "back"],
+        &[
+            "--cycles",
+            "3",
+            "-n",
+            "5",
+            "--no-diagnose",
+            "--timeout",
+            "3s",
+        ],
+    );
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let result = finished.result();
+    let cycle = &result.routes[0].cycles[0];
+    assert_eq!(cycle.load.iterations, Some(0), "{:#?}", cycle.load);
+    assert!(
+        cycle.load.failure_reasons[0].contains("still at the start URL"),
+        "{:#?}",
+        cycle.load.failure_reasons
+    );
+    // The page was never left: no iteration ended elsewhere.
+    assert_eq!(cycle.load.ended_away, 0);
+}
