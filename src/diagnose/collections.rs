@@ -70,13 +70,22 @@ pub async fn check_collections(
     Ok(steady.unwrap_or_default())
 }
 
-/// The collections of `earlier` that grew again in `later`: their first
-/// count, their last, and the slower of the two rates.
+/// The later rate must be at least this share of the earlier one: a
+/// collection whose growth halved is filling up to a cap (the converging
+/// rule of the byte series, `verdict::metric`), not growing without end.
+const STILL_GROWING: f64 = 0.5;
+
+/// The collections of `earlier` that grew again in `later`, at no less
+/// than half the rate: their first count, their last, and the slower of
+/// the two rates.
 fn in_both(earlier: Vec<Collection>, later: &[Collection]) -> Vec<Collection> {
     earlier
         .into_iter()
         .filter_map(|first| {
-            let again = later.iter().find(|c| c.node_id == first.node_id)?;
+            let again = later
+                .iter()
+                .find(|c| c.node_id == first.node_id)
+                .filter(|c| c.per_unit >= STILL_GROWING * first.per_unit)?;
             Some(Collection {
                 entries_after: again.entries_after,
                 per_unit: first.per_unit.min(again.per_unit),
@@ -104,8 +113,17 @@ mod tests {
 
     #[test]
     fn only_what_grew_in_both_intervals_stays_at_the_slower_rate() {
-        let first = vec![grown(1, 0, 25, 1.0), grown(2, 3, 53, 2.0)];
-        let second = vec![grown(2, 53, 78, 1.0), grown(3, 0, 40, 1.6)];
+        let first = vec![
+            grown(1, 0, 25, 1.0),
+            grown(2, 3, 53, 2.0),
+            grown(4, 0, 100, 4.0),
+        ];
+        // 4 slowed to a quarter of its rate: a collection reaching its cap.
+        let second = vec![
+            grown(2, 53, 78, 1.0),
+            grown(3, 0, 40, 1.6),
+            grown(4, 100, 125, 1.0),
+        ];
         let kept = in_both(first, &second);
         assert_eq!(kept.len(), 1);
         assert_eq!(
