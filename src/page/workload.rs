@@ -138,12 +138,16 @@ impl PageActions {
     }
 
     /// The page's URL, `None` while a navigation leaves no document to
-    /// ask (the next iteration's actions then fail and say so).
+    /// ask (Chromium then answers "Inspected target navigated or closed",
+    /// or that the context is gone; the next iteration's actions fail and
+    /// say so). Only a lost connection ends the run.
     async fn location(&self) -> Result<Option<String>, crate::probe::ProbeError> {
+        use crate::inspector::InspectorError;
         let read = self.page.evaluate("location.href");
         match tokio::time::timeout(self.stall_timeout, read).await {
             Ok(Ok(value)) => Ok(value.as_str().map(str::to_string)),
-            Ok(Err(crate::inspector::InspectorError::Evaluation { .. })) | Err(_) => Ok(None),
+            Ok(Err(InspectorError::Evaluation { .. } | InspectorError::Protocol { .. }))
+            | Err(_) => Ok(None),
             Ok(Err(other)) => Err(other.into()),
         }
     }
