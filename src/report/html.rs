@@ -187,31 +187,34 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
     if let Some(line) = super::schedule_view::decided_line(route, unit) {
         let _ = writeln!(out, "<p class=\"action\"><b>Cycles:</b> {}</p>", esc(&line));
     }
-    let isolates = super::diagnosis_view::isolate_lines(route, unit);
-    if !isolates.is_empty() {
-        out.push_str(
-            "<p><b>Worker threads and child processes</b>, each judged on its own heap:</p><ul>",
-        );
-        for line in isolates {
-            let _ = write!(out, "<li>{}</li>", esc(&line));
-        }
-        out.push_str("</ul>\n");
-    }
-    let grown = super::diagnosis_view::growth_lines(route, unit);
-    if !grown.is_empty() {
-        out.push_str(
-            "<p><b>What grows by count</b>, entries and listeners per unit of work:</p><ul>",
-        );
-        for line in grown {
-            let _ = write!(out, "<li>{}</li>", esc(&line));
-        }
-        out.push_str("</ul>\n");
-    }
+    render_list(
+        out,
+        "<b>Worker threads and child processes</b>, each judged on its own heap:",
+        super::diagnosis_view::isolate_lines(route, unit),
+    );
+    render_list(
+        out,
+        "<b>What grows by count</b>, entries and listeners per unit of work:",
+        super::diagnosis_view::growth_lines(route, unit),
+    );
     if let Some(d) = &route.diagnosis {
         render_diagnosis(out, d);
     }
     render_charts(out, route);
     render_table(out, route);
+}
+
+/// A heading (HTML, trusted) and a list of escaped lines; nothing when
+/// there are no lines.
+fn render_list(out: &mut String, heading: &str, lines: Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = write!(out, "<p>{heading}</p><ul>");
+    for line in lines {
+        let _ = write!(out, "<li>{}</li>", esc(&line));
+    }
+    out.push_str("</ul>\n");
 }
 
 /// The holder first: what a reader came for when the verdict says retention.
