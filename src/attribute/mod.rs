@@ -8,19 +8,12 @@ mod owner;
 mod source_map;
 
 use std::collections::HashMap;
-use std::time::Duration;
-
-use serde_json::{Value, json};
 
 pub use owner::{Owners, package_of};
 pub use source_map::SourceMaps;
 
 use crate::inspector::{Inspector, InspectorError};
 use crate::model::{AllocationSite, Diagnosis, Owner};
-
-/// How long to wait for the last `Debugger.scriptParsed` of the scripts
-/// already loaded, which V8 sends as soon as the domain is enabled.
-const SCRIPTS_QUIET: Duration = Duration::from_millis(100);
 
 /// Maps, classifies and orders the diagnosis's frames and holders.
 pub async fn attribute(inspector: &Inspector, diagnosis: &mut Diagnosis) {
@@ -102,18 +95,10 @@ fn owner_rank(owner: Option<&Owner>) -> u8 {
 /// The `sourceMapURL` of every loaded script that has one, by script URL,
 /// from the `Debugger.scriptParsed` events that enabling the domain sends.
 async fn source_map_urls(inspector: &Inspector) -> Result<HashMap<String, String>, InspectorError> {
-    let mut events = inspector.subscribe_to("Debugger.scriptParsed");
-    inspector.call("Debugger.enable", json!({})).await?;
-    let mut urls = HashMap::new();
-    while let Ok(Some(event)) = tokio::time::timeout(SCRIPTS_QUIET, events.recv()).await {
-        let text = |k: &str| event.params.get(k).and_then(Value::as_str).unwrap_or("");
-        if !text("sourceMapURL").is_empty() && !text("url").is_empty() {
-            urls.insert(
-                same_script(text("url")).to_string(),
-                text("sourceMapURL").to_string(),
-            );
-        }
-    }
-    inspector.call("Debugger.disable", json!({})).await?;
-    Ok(urls)
+    Ok(crate::inspector::parsed_scripts(inspector)
+        .await?
+        .into_iter()
+        .filter(|s| !s.source_map_url.is_empty() && !s.url.is_empty())
+        .map(|s| (same_script(&s.url).to_string(), s.source_map_url))
+        .collect())
 }

@@ -4,7 +4,9 @@
 pub mod bind;
 mod client;
 mod discover;
+mod scripts;
 pub mod snapshot;
 
 pub use client::{COMMAND_TIMEOUT, Event, Inspector, InspectorError, WeakInspector};
 pub use discover::{DiscoverError, activate_by_pid, resolve_inspector};
+pub use scripts::{ParsedScript, parsed_scripts};

@@ -160,24 +160,13 @@ impl Census {
     }
 }
 
-/// Script ids to URLs, from the `Debugger` domain's replay of the parsed
-/// scripts when it is enabled; the domain is disabled again at once (it
-/// slows the page while on).
+/// Script ids to URLs, for `added_at` (`crate::inspector::parsed_scripts`).
 pub async fn script_urls(page: &Inspector) -> HashMap<String, String> {
-    let mut parsed = page.subscribe_to("Debugger.scriptParsed");
-    if page.call("Debugger.enable", json!({})).await.is_err() {
-        return HashMap::new();
-    }
-    let _ = page.call("Debugger.disable", json!({})).await;
-    let mut urls = HashMap::new();
-    while let Ok(event) = parsed.try_recv() {
-        let id = event.params.get("scriptId").and_then(Value::as_str);
-        let url = event.params.get("url").and_then(Value::as_str);
-        if let (Some(id), Some(url)) = (id, url)
-            && !url.is_empty()
-        {
-            urls.insert(id.to_string(), url.to_string());
-        }
-    }
-    urls
+    crate::inspector::parsed_scripts(page)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| !s.url.is_empty())
+        .map(|s| (s.id, s.url))
+        .collect()
 }
