@@ -11,6 +11,7 @@ pub mod inspector;
 pub mod limits;
 pub mod load;
 pub mod model;
+pub mod native;
 pub mod net;
 pub mod page;
 pub mod private_file;

@@ -88,7 +88,7 @@ fn owner_rank(owner: Option<&Owner>) -> u8 {
     match owner {
         Some(Owner::App) => 0,
         Some(Owner::Dependency { .. }) => 1,
-        Some(Owner::Node) | None => 2,
+        Some(Owner::Node | Owner::System) | None => 2,
     }
 }
 

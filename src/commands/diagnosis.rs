@@ -5,7 +5,7 @@
 //! failed run.
 
 use crate::cycle::{CycleSpec, Silent, Workload};
-use crate::model::{Finding, FindingKind, RouteResult, Unit};
+use crate::model::{Diagnosis, Finding, FindingKind, HolderKind, RouteResult, Unit, VerdictKind};
 use crate::probe::Probe;
 use crate::report::progress::Progress;
 
@@ -59,7 +59,14 @@ pub async fn diagnose_route(
         isolate: crate::verdict::isolates::to_diagnose(into).map(|i| i.id.clone()),
     };
     match crate::diagnose::diagnose(probe, plan, &say).await {
-        Ok(diagnosis) => {
+        Ok(mut diagnosis) => {
+            let off_heap = into
+                .verdict
+                .as_ref()
+                .is_some_and(|v| v.kind == VerdictKind::OffHeapRetention);
+            if off_heap {
+                keep_off_heap_holders(&mut diagnosis);
+            }
             if let Some(verdict) = into.verdict.as_mut()
                 && let Some(action) =
                     crate::verdict::action::after_diagnosis(&diagnosis, props.unit.name())
@@ -76,5 +83,65 @@ pub async fn diagnose_route(
                 ));
             }
         }
+    }
+}
+
+/// Classes whose objects own memory outside the V8 heap: an ArrayBuffer's
+/// backing store (V8's own node for it, and the views that keep it).
+const OFF_HEAP_CLASSES: [&str; 6] = [
+    "system / JSArrayBufferData",
+    "ArrayBuffer",
+    "SharedArrayBuffer",
+    "Buffer",
+    "FastBuffer",
+    "Uint8Array",
+];
+
+/// Off-heap growth is held on the heap only through objects that own
+/// backing stores; any other holder the snapshots found (the inspector's
+/// own, Node's async bookkeeping) is what the extra cycle churned, not what
+/// keeps the memory. Those are dropped, so the action never sends the team
+/// to a V8-internal object; with none left, the verdict's action stands.
+fn keep_off_heap_holders(diagnosis: &mut Diagnosis) {
+    let owning: std::collections::HashSet<u32> = diagnosis
+        .holders
+        .iter()
+        .filter(|h| OFF_HEAP_CLASSES.contains(&h.class.as_str()))
+        .map(|h| h.holder_id)
+        .collect();
+    diagnosis
+        .holders
+        .retain(|h| owning.contains(&h.holder_id) && h.kind != HolderKind::Internal);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Holder;
+
+    #[test]
+    fn off_heap_growth_keeps_only_holders_of_backing_stores() {
+        let holder = |id: u32, class: &str, kind: HolderKind| Holder {
+            holder_id: id,
+            class: class.into(),
+            kind,
+            ..Holder::default()
+        };
+        let mut diagnosis = Diagnosis {
+            holders: vec![
+                holder(1, "system / JSArrayBufferData", HolderKind::ClosureVariable),
+                holder(1, "Object", HolderKind::ClosureVariable),
+                holder(2, "Array", HolderKind::ClosureVariable),
+                holder(3, "Buffer", HolderKind::Internal),
+            ],
+            ..Diagnosis::default()
+        };
+        keep_off_heap_holders(&mut diagnosis);
+        let kept: Vec<(u32, &str)> = diagnosis
+            .holders
+            .iter()
+            .map(|h| (h.holder_id, h.class.as_str()))
+            .collect();
+        assert_eq!(kept, vec![(1, "system / JSArrayBufferData"), (1, "Object")]);
     }
 }

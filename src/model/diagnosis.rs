@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// What holds a route's retention, from two heap snapshots around one more
 /// cycle and the sampling heap profiler during it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
     /// The worker thread or child process diagnosed (`worker 1`, `pid
     /// 4242`); absent for the main isolate.
@@ -145,8 +145,10 @@ pub enum Owner {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         version: Option<String>,
     },
-    /// Node's own JavaScript (`node:` URLs).
+    /// Node's own JavaScript (`node:` URLs), or its binary for a native frame.
     Node,
+    /// A shared library of the system (`/lib/…/libz.so.1`): a native frame only.
+    System,
 }
 
 impl Owner {
@@ -159,6 +161,15 @@ impl Owner {
                 None => name.clone(),
             },
             Owner::Node => "Node".to_string(),
+            Owner::System => "a system library".to_string(),
+        }
+    }
+
+    /// For a native frame: "dependency koffi@2.9.0", "Node", "a system library".
+    pub fn describe_native(&self) -> String {
+        match self {
+            Owner::Dependency { .. } => format!("dependency {}", self.describe()),
+            _ => self.describe(),
         }
     }
 }

@@ -10,7 +10,9 @@ mod diagnosis;
 mod isolate;
 mod load;
 mod loop_stats;
+mod native;
 mod outcome;
+mod rss_parts;
 mod sample;
 mod sequential;
 mod soak;
@@ -25,7 +27,11 @@ pub use diagnosis::{
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
+pub use native::{
+    AllocatorSetting, AllocatorTrial, JsFrame, NativeDiagnosis, NativeFrame, NativeSite,
+};
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
+pub use rss_parts::{RssPart, RssParts};
 pub use sample::{Metric, RESOURCE_PREFIXES, Resource, ResourceFamily, Sample, Series};
 pub use sequential::{SequentialResult, SequentialSettings, SequentialStop};
 pub use soak::{SoakResult, SoakSettings};
@@ -157,6 +163,10 @@ pub struct RouteResult {
     /// The holder of the retention (inspector targets; `--no-diagnose` skips it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
+    /// Off-heap retention in malloc'd memory: the native stacks that keep
+    /// it, recorded in a fresh process of the target (`crate::native`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<NativeDiagnosis>,
     /// A page's collections that grew by at least one entry per iteration
     /// in each interval of the collection check (`collection-growth`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -36,6 +36,10 @@ pub struct Sample {
     /// child Node processes (inspector targets that have them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub isolates: Vec<super::IsolateSample>,
+    /// rss split by what owns the pages (`/proc/PID/smaps`), when the
+    /// target's smaps could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_parts: Option<super::RssParts>,
 }
 
 /// The five memory figures, for code that walks them all in one order.
@@ -97,6 +101,7 @@ impl Sample {
                     .copied()
                     .unwrap_or(0.0),
             ),
+            Series::RssPart(part) => Some(self.rss_parts?.get(*part) as f64),
         }
     }
 }
@@ -111,6 +116,8 @@ pub enum Series {
     Memory(Metric),
     Counter(String),
     Resource(Resource),
+    /// A part of rss (`rss.malloc`), from the target's smaps.
+    RssPart(super::RssPart),
 }
 
 /// The families of counted series leakcheck reads by itself.
@@ -188,6 +195,7 @@ impl Series {
             Series::Memory(metric) => metric.label(),
             Series::Counter(name) => name,
             Series::Resource(resource) => resource.full_name(),
+            Series::RssPart(part) => part.series_name(),
         }
     }
 
@@ -200,10 +208,17 @@ impl Series {
         matches!(self, Series::Memory(_))
     }
 
+    /// A part of rss (`rss.malloc`): it explains the rss row, never makes one.
+    pub fn is_rss_part(&self) -> bool {
+        matches!(self, Series::RssPart(_))
+    }
+
     /// Whether a counter may take `name` (it must not shadow a memory
     /// figure or an automatic resource series).
     pub fn is_reserved_name(name: &str) -> bool {
-        Metric::from_label(name).is_some() || RESOURCE_PREFIXES.iter().any(|p| name.starts_with(p))
+        Metric::from_label(name).is_some()
+            || RESOURCE_PREFIXES.iter().any(|p| name.starts_with(p))
+            || super::RssPart::from_series_name(name).is_some()
     }
 }
 
@@ -225,6 +240,9 @@ impl<'de> Deserialize<'de> for Series {
         if let Some(metric) = Metric::from_label(&name) {
             return Ok(Series::Memory(metric));
         }
+        if let Some(part) = super::RssPart::from_series_name(&name) {
+            return Ok(Series::RssPart(part));
+        }
         Ok(match Resource::parse(&name) {
             Some(resource) => Series::Resource(resource),
             None => Series::Counter(name),
@@ -243,6 +261,7 @@ mod tests {
             Series::Counter("sessions".into()),
             Series::Resource(Resource::new(ResourceFamily::ActiveResource, "Timeout")),
             Series::Resource(Resource::new(ResourceFamily::Listener, "process.exit")),
+            Series::RssPart(crate::model::RssPart::Malloc),
         ] {
             let json = serde_json::to_string(&series).unwrap();
             let back: Series = serde_json::from_str(&json).unwrap();

@@ -18,6 +18,12 @@ pub enum VerdictKind {
     /// A collection gained entries in proportion to the work, cycle after
     /// cycle, below what the byte series resolve (a page's collection check).
     CollectionGrowth,
+    /// rss grew in malloc's heap with no native allocation kept per unit,
+    /// and stopped growing under another allocator setting: glibc's
+    /// allocator holding freed memory, not a leak of the code. Still fails
+    /// the gate: memory grows as the target is deployed until the setting
+    /// changes.
+    AllocatorFragmentation,
     Inconclusive,
 }
 
@@ -30,6 +36,7 @@ impl VerdictKind {
             VerdictKind::OffHeapRetention => "off-heap-retention",
             VerdictKind::CounterGrowth => "counter-growth",
             VerdictKind::CollectionGrowth => "collection-growth",
+            VerdictKind::AllocatorFragmentation => "allocator-fragmentation",
             VerdictKind::Inconclusive => "inconclusive",
         }
     }
@@ -42,6 +49,7 @@ impl VerdictKind {
                 | VerdictKind::OffHeapRetention
                 | VerdictKind::CounterGrowth
                 | VerdictKind::CollectionGrowth
+                | VerdictKind::AllocatorFragmentation
         )
     }
 }
@@ -94,6 +102,9 @@ pub enum FindingKind {
     /// The collection check found growth the byte series could not
     /// resolve: what the bytes alone read.
     BytesBelowResolution,
+    /// Off-heap growth in malloc'd memory: what the native recorder named,
+    /// or why it could not run.
+    NativeAttribution,
 }
 
 impl FindingKind {
@@ -117,6 +128,7 @@ impl FindingKind {
             FindingKind::BusyMachine => "busy-machine",
             FindingKind::LeftStartUrl => "left-start-url",
             FindingKind::BytesBelowResolution => "bytes-below-resolution",
+            FindingKind::NativeAttribution => "native-attribution",
         }
     }
 }

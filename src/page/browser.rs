@@ -133,6 +133,8 @@ pub async fn launch(executable: &Path, grace: Duration) -> Result<Browser, Brows
         grace,
         faults: None,
         node: false,
+        node_flags: Vec::new(),
+        env: Vec::new(),
     })
     .map_err(|e| BrowserError::Start(format!("{e:#}")))?;
     let endpoint = match target.first_announced(START_LIMIT).await {

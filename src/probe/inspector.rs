@@ -112,7 +112,7 @@ fn build_expression(counters: &[Counter]) -> String {
         "return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, c, served, ",
     );
     body.push_str(RESOURCES);
-    body.push_str("];");
+    body.push_str(", process.pid];");
     format!("(() => {{ {body} }})()")
 }
 
@@ -201,19 +201,38 @@ impl Probe for InspectorProbe {
                     .collect()
             })
             .unwrap_or_default();
+        let rss = figure(0)?;
+        let heap_total = figure(1)?;
+        let pid = fields.get(8).and_then(Value::as_u64);
+        let rss_parts = match pid {
+            Some(pid) => split_rss(pid as u32, rss, heap_total).await,
+            None => None,
+        };
         Ok(Sample {
+            rss_parts,
             resources,
             isolates,
             counter_errors,
             served,
-            rss: figure(0)?,
-            heap_total: figure(1)?,
+            rss,
+            heap_total,
             heap_used: figure(2)?,
             external: figure(3)?,
             array_buffers: figure(4)?,
             counters,
         })
     }
+}
+
+/// The target's rss split from its smaps, when the pid the target reports
+/// is a process here whose smaps add up to that rss (within a quarter: the
+/// two are read a moment apart). A target in another pid namespace (a
+/// container, a tunnel) reports a pid that is not its own here.
+async fn split_rss(pid: u32, rss: u64, heap_total: u64) -> Option<crate::model::RssParts> {
+    let parts = super::smaps::read(pid, heap_total).await?;
+    let total = parts.total() as f64;
+    let close = (total - rss as f64).abs() <= 0.25 * rss as f64;
+    close.then_some(parts)
 }
 
 #[cfg(test)]

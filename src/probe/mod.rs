@@ -7,6 +7,7 @@ mod inspector;
 pub mod loop_stats;
 pub mod parts;
 pub mod proc;
+pub mod smaps;
 
 use async_trait::async_trait;
 

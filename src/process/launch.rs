@@ -68,6 +68,12 @@ pub struct LaunchSpec {
     /// a browser, which opens DevTools by flags of its own and would only
     /// cost a `node --version` for the preload.
     pub node: bool,
+    /// More Node flags, beside the inspector's (the native recorder's
+    /// `--perf-basic-prof`).
+    pub node_flags: Vec<String>,
+    /// Environment variables set for the target (`LD_PRELOAD` of a
+    /// recorder or an allocator).
+    pub env: Vec<(String, String)>,
 }
 
 pub struct Target {
@@ -87,7 +93,7 @@ pub struct Target {
 
 /// True when the command starts Node directly, so the flag can go on its
 /// command line; other launchers (npm, npx, a shell script) get NODE_OPTIONS.
-fn runs_node_directly(program: &str) -> bool {
+pub fn runs_node_directly(program: &str) -> bool {
     let name = std::path::Path::new(program)
         .file_name()
         .and_then(|n| n.to_str())
@@ -98,13 +104,14 @@ fn runs_node_directly(program: &str) -> bool {
 /// The inspector flag and, for a node that takes it, the cluster preload:
 /// on the command line of `node …`; in NODE_OPTIONS for a launcher (npm, a
 /// shell script), which runs the node in PATH.
-fn add_node_flags(command: &mut Command, program: &str) {
+fn add_node_flags(command: &mut Command, program: &str, more: &[String]) {
     let direct = runs_node_directly(program);
     let node = if direct { program } else { "node" };
     let mut flags = vec![INSPECT_FLAG];
     if cluster_ports::node_takes_preload(node) {
         flags.extend(cluster_ports::PRELOAD);
     }
+    flags.extend(more.iter().map(String::as_str));
     if direct {
         command.args(&flags);
     } else {
@@ -129,8 +136,9 @@ impl Target {
             .ok_or_else(|| spawn_error(std::io::Error::other("the command is empty")))?;
         let mut command = Command::new(program);
         if spec.node {
-            add_node_flags(&mut command, program);
+            add_node_flags(&mut command, program, &spec.node_flags);
         }
+        command.envs(spec.env.iter().map(|(k, v)| (k, v)));
         command
             .args(args)
             .stdin(Stdio::null())

@@ -10,4 +10,5 @@ mod watchdog;
 pub use cluster_ports::PRELOAD as CLUSTER_PORTS_PRELOAD;
 pub use launch::{
     INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status, exit_status_of, inspector_port,
+    runs_node_directly,
 };

@@ -78,11 +78,7 @@ impl<'a> DiagnosisView<'a> {
                     kind: first.kind,
                     script: script_of(first),
                     owner: owner_phrase(first, &d.allocation_sites),
-                    new_objects: group
-                        .iter()
-                        .map(|h| format!("{} new {}", h.objects, h.class))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    new_objects: new_objects(&group),
                     new_kb: kb(group.iter().map(|h| h.new_bytes).sum()),
                     retained_kb: kb(first.retained_bytes),
                     holder_class: &first.holder_class,
@@ -108,6 +104,33 @@ impl<'a> DiagnosisView<'a> {
             sites,
         }
     }
+}
+
+/// V8's node for an ArrayBuffer's backing store: its self size is the
+/// memory the buffer owns outside the V8 heap.
+const BACKING_STORE_CLASS: &str = "system / JSArrayBufferData";
+
+/// "400 new system / JSArrayBufferData, 400 new Buffer (25.0 MB of it off
+/// the V8 heap, in backing stores)": the held objects, and what of their
+/// size is off the heap, which is what an off-heap row is about.
+fn new_objects(group: &[&Holder]) -> String {
+    let mut text = group
+        .iter()
+        .map(|h| format!("{} new {}", h.objects, h.class))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let off_heap: u64 = group
+        .iter()
+        .filter(|h| h.class == BACKING_STORE_CLASS)
+        .map(|h| h.new_bytes)
+        .sum();
+    if off_heap > 0 {
+        text.push_str(&format!(
+            " ({} of it off the V8 heap, in backing stores)",
+            crate::units::mb(off_heap as f64)
+        ));
+    }
+    text
 }
 
 fn script_of(holder: &Holder) -> Option<String> {
@@ -232,5 +255,29 @@ pub fn growth_lines(route: &crate::model::RouteResult, unit: &str) -> Vec<String
                 .map_or(String::new(), |at| format!(", added at {at}"))
         )
     }));
+    lines
+}
+
+/// The native diagnosis, one line for the record and one per site:
+/// "native allocations (heaptrack 1.4.0, a fresh process, 2500 requests):
+/// 1.96 KB per request left allocated", "2.00 KB per request allocated by
+/// `strdup` in koffi.node …".
+pub fn native_lines(route: &crate::model::RouteResult, unit: &str) -> Vec<String> {
+    let Some(native) = &route.native else {
+        return Vec::new();
+    };
+    let per = crate::units::per_request;
+    let mut lines = vec![format!(
+        "native allocations ({}, a fresh process, {} {unit}s): {} per {unit} left allocated{}",
+        native.recorder,
+        native.units,
+        per(native.unfreed_bytes_per_unit),
+        if native.sites.is_empty() {
+            ", no stack in proportion to the work"
+        } else {
+            ""
+        }
+    )];
+    lines.extend(native.sites.iter().map(|s| s.describe(unit, per)));
     lines
 }

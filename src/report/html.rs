@@ -200,6 +200,11 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
     if let Some(d) = &route.diagnosis {
         render_diagnosis(out, d);
     }
+    render_list(
+        out,
+        "<b>Native allocations</b> the measured cycle left, by stack:",
+        super::diagnosis_view::native_lines(route, unit),
+    );
     render_charts(out, route);
     render_table(out, route);
 }

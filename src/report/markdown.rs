@@ -92,6 +92,9 @@ impl Exporter for MarkdownExporter {
             if let Some(d) = &route.diagnosis {
                 render_diagnosis(&mut out, d);
             }
+            for line in super::diagnosis_view::native_lines(route, unit) {
+                let _ = writeln!(out, "  - {}", cell(&line));
+            }
         }
         if let Some(error) = &result.outcome.error {
             let _ = writeln!(out, "\n**Run {}:** {}", result.outcome.status, error);

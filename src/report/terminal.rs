@@ -173,6 +173,13 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
     if let Some(d) = &route.diagnosis {
         render_diagnosis(out, d, unit)?;
     }
+    let mut native = super::diagnosis_view::native_lines(route, unit.name()).into_iter();
+    if let Some(first) = native.next() {
+        writeln!(out, "{first}")?;
+    }
+    for line in native {
+        writeln!(out, "  {line}")?;
+    }
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use super::handles::{describe as describe_handles, growing_handles};
 use super::metric::{Noise, RETENTION_SIGMAS, judge_series};
 use crate::model::{
     CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, Resource, ResourceFamily,
-    RetainedPerRequest, Sample, Series, Trend, Unit, Verdict, VerdictKind,
+    RetainedPerRequest, RssPart, Sample, Series, Trend, Unit, Verdict, VerdictKind,
 };
 use crate::units::{MB, mb, per_request};
 
@@ -75,7 +75,7 @@ pub fn judge(
         .map(|s| s.heap_total as f64)
         .fold(0.0, f64::max);
     let floor = |m: &Series| match m {
-        Series::Memory(Metric::Rss) => options.noise.rss_floor(largest_heap),
+        Series::Memory(Metric::Rss) | Series::RssPart(_) => options.noise.rss_floor(largest_heap),
         _ => options.noise.floor(m),
     };
     let counters = baseline.counters.keys().cloned().map(Series::Counter);
@@ -89,8 +89,10 @@ pub fn judge(
         .into_iter()
         .filter_map(|name| Resource::parse(name))
         .map(Series::Resource);
+    let rss_parts = RssPart::ALL.into_iter().map(Series::RssPart);
     let fits: Vec<MetricFit> = MEMORY_SERIES
         .into_iter()
+        .chain(rss_parts)
         .chain(counters)
         .chain(resources)
         .filter_map(|m| judge_series(&m, &series(&m)?, &requests, floor(&m)))
@@ -344,16 +346,16 @@ impl Context<'_> {
             return Choice {
                 kind: VerdictKind::OffHeapRetention,
                 summary: format!(
-                    "{} while heapUsed grows {} per {unit}: {} kept per {unit} off the V8 heap",
+                    "{} while heapUsed grows {} per {unit}: {} kept per {unit} off the V8 heap{}",
                     self.series_text(&metric),
                     per_request(self.slope(&Series::HEAP_USED)),
                     per_request(self.slope(&metric)),
+                    self.rss_split_text(self.slope(&metric))
+                        .map(|split| format!(" ({split})"))
+                        .unwrap_or_default(),
                     unit = self.unit()
                 ),
-                action:
-                    "Read external and arrayBuffers in the same sample: Buffers, ArrayBuffers or \
-                         native memory are kept per request."
-                        .into(),
+                action: self.off_heap_action(&metric),
                 figure: metric,
             };
         }
@@ -398,7 +400,10 @@ impl Context<'_> {
             );
         }
         if let Some(fit) = self.fits.iter().find(|f| {
-            f.trend == Trend::Unclear && f.metric != Series::RSS && !f.metric.is_resource()
+            f.trend == Trend::Unclear
+                && f.metric != Series::RSS
+                && !f.metric.is_resource()
+                && !f.metric.is_rss_part()
         }) {
             return self.choice(
                 VerdictKind::Inconclusive,
@@ -431,6 +436,51 @@ impl Context<'_> {
                 mb(self.cycles.last().map_or(0, |c| c.after_gc.heap_used) as f64)
             ),
         )
+    }
+
+    /// "2.10 KB per request in malloc'd memory, 0 in V8's heap, …": the
+    /// fitted slope of each part of rss, largest first; a part under 5 %
+    /// of the off-heap growth (`scale`) reads 0, since the parts are read a
+    /// moment apart and shift by a page or two.
+    fn rss_split_text(&self, scale: f64) -> Option<String> {
+        let mut parts: Vec<(RssPart, f64)> = RssPart::ALL
+            .into_iter()
+            .filter_map(|p| Some((p, self.fit(&Series::RssPart(p))?.slope_bytes_per_request)))
+            .collect();
+        if parts.is_empty() {
+            return None;
+        }
+        parts.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let negligible = 0.05 * scale.abs();
+        let words: Vec<String> = parts
+            .iter()
+            .map(|(part, slope)| {
+                let figure = if slope.abs() < negligible {
+                    "0".to_string()
+                } else {
+                    format!("{} per {}", per_request(*slope), self.unit())
+                };
+                format!("{figure} in {}", part.words())
+            })
+            .collect();
+        Some(words.join(", "))
+    }
+
+    /// What to do about off-heap growth, by where it is: memory held
+    /// through JS objects (Buffers) is found by the snapshots; malloc'd
+    /// memory by a native allocation recorder.
+    fn off_heap_action(&self, metric: &Series) -> String {
+        let malloc = self.slope(&Series::RssPart(RssPart::Malloc));
+        if *metric == Series::RSS && malloc > 0.5 * self.slope(metric) {
+            return "Native code keeps malloc'd memory per request (an addon, a driver, zlib): \
+                    the diagnosis records native allocations with heaptrack when leakcheck \
+                    starts the target; otherwise run the target under `heaptrack node …` and \
+                    read `heaptrack_print --print-leaks`."
+                .into();
+        }
+        "Read external and arrayBuffers in the same sample: Buffers, ArrayBuffers or native \
+         memory are kept per request."
+            .into()
     }
 
     /// Steps of the after-GC series after the warm-up cycle: what a trend

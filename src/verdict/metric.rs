@@ -96,8 +96,8 @@ impl Noise {
         match (self, series) {
             (Noise::Process, Series::Memory(Metric::HeapUsed | Metric::HeapTotal)) => 0.1 * MB,
             (Noise::Process, Series::Memory(Metric::External | Metric::ArrayBuffers)) => 0.05 * MB,
-            (Noise::Process, Series::Memory(Metric::Rss)) => 1.0 * MB,
-            (Noise::Page, Series::Memory(Metric::Rss)) => PAGE_RSS_FLOOR,
+            (Noise::Process, Series::Memory(Metric::Rss) | Series::RssPart(_)) => 1.0 * MB,
+            (Noise::Page, Series::Memory(Metric::Rss) | Series::RssPart(_)) => PAGE_RSS_FLOOR,
             (Noise::Page, Series::Memory(_)) => PAGE_HEAP_FLOOR,
             (_, Series::Counter(_)) => COUNTER_NOISE,
             (_, Series::Resource(_)) => RESOURCE_NOISE,

@@ -45,11 +45,6 @@ fn holder<'a>(result: &'a RunResult, route: usize, name: &str) -> &'a Holder {
         .unwrap_or_else(|| panic!("no holder named {name}: {holders:#?}"))
 }
 
-fn line_of(path: &str, needle: &str) -> u32 {
-    let text = std::fs::read_to_string(repo_path(path)).unwrap();
-    text.lines().position(|l| l.contains(needle)).unwrap() as u32 + 1
-}
-
 #[test]
 fn demo_leak_names_the_array_its_script_and_the_allocating_function() {
     let port = free_port();

@@ -14,6 +14,7 @@ mod handles;
 mod hostile;
 mod layering;
 mod load;
+mod native;
 mod npm;
 mod page;
 mod page_actions;

@@ -531,3 +531,12 @@ fn free_ports_lie_below_the_ephemeral_range_and_can_be_bound() {
     let distinct: std::collections::HashSet<_> = ports.iter().collect();
     assert!(distinct.len() > 15, "ports barely vary: {ports:?}");
 }
+
+/// The 1-based line of the repository file `path` where `needle` first appears.
+pub fn line_of(path: &str, needle: &str) -> u32 {
+    let text = std::fs::read_to_string(repo_path(path)).unwrap();
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i as u32 + 1)
+        .unwrap_or_else(|| panic!("{needle} not in {path}"))
+}

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+mod allocator;
+mod native;
 mod plan;
 mod ports;
 mod preflight;
@@ -197,6 +199,12 @@ async fn measure(
             }
         }
     }
+    // The main process is done with: its inspector session goes before
+    // the process does.
+    drop(probe);
+    if props.diagnose {
+        native::diagnose_natively(slot, props, plan, http, result, progress, faults).await?;
+    }
     Ok(())
 }
 
@@ -230,6 +238,8 @@ async fn launch(
         grace: props.grace,
         faults: Some(faults.clone()),
         node: true,
+        node_flags: Vec::new(),
+        env: Vec::new(),
     })?);
     target.wait_ready(http.addr, props.ready_timeout).await?;
     Ok(())

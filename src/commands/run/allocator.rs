@@ -1,0 +1,93 @@
+//! The allocator A/B: rss that grows in malloc's heap while no native
+//! stack keeps memory in proportion to the work is what glibc's allocator
+//! does under threads (an arena per thread, freed chunks it does not give
+//! back), not a leak. The route's whole check is rerun in a fresh process
+//! under each other setting; if the growth goes away under one, the
+//! verdict is allocator fragmentation, with the setting that fixed it.
+
+use crate::cli::RunProps;
+use crate::cycle::{CyclePlan, run_route};
+use crate::model::{AllocatorSetting, AllocatorTrial, RouteResult, Series, VerdictKind};
+use crate::net::HttpTarget;
+use crate::process::{LaunchSpec, Target};
+use crate::report::progress::Progress;
+
+/// Debian's and Ubuntu's `libjemalloc2`.
+const JEMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+
+/// The settings tried, in order: fewer glibc arenas (what most "rss grows
+/// under the threadpool" reports are fixed by), then another allocator.
+fn settings() -> Vec<(String, String)> {
+    let mut settings = vec![("MALLOC_ARENA_MAX".to_string(), "2".to_string())];
+    if std::path::Path::new(JEMALLOC).exists() {
+        settings.push(("LD_PRELOAD".to_string(), JEMALLOC.to_string()));
+    }
+    settings
+}
+
+/// Reruns the route's check under each setting until one stops the growth.
+#[allow(clippy::too_many_arguments)]
+pub async fn trial(
+    slot: &mut Option<Target>,
+    props: &RunProps,
+    plan: &CyclePlan,
+    http: &HttpTarget,
+    route: &str,
+    progress: &Progress,
+    faults: &tokio::sync::watch::Sender<Option<String>>,
+) -> anyhow::Result<AllocatorTrial> {
+    let mut trial = AllocatorTrial::default();
+    for (name, value) in settings() {
+        let setting = format!("{name}={value}");
+        super::restart_pause(slot, http.addr, progress).await?;
+        progress.say(&format!(
+            "{route}: allocator A/B: the check again with {setting}"
+        ));
+        let target = slot.insert(Target::launch(&LaunchSpec {
+            command: props.command.clone(),
+            grace: props.grace,
+            faults: Some(faults.clone()),
+            node: true,
+            node_flags: Vec::new(),
+            env: vec![(name, value)],
+        })?);
+        target.wait_ready(http.addr, props.ready_timeout).await?;
+        let url = target
+            .inspector_url(http.addr, std::time::Duration::from_secs(5))
+            .await?;
+        let inspector = crate::inspector::Inspector::connect(&url).await?;
+        let mut probe = crate::probe::InspectorProbe::new(inspector, Vec::new());
+        let mut workload = plan.workload(route, None, crate::probe::Probe::inspector(&probe));
+        let mut rerun = RouteResult {
+            route: route.to_string(),
+            ..RouteResult::default()
+        };
+        run_route(
+            &mut probe,
+            &plan.looped,
+            workload.as_mut(),
+            &mut rerun,
+            &crate::cycle::Silent,
+        )
+        .await?;
+        let verdict = rerun.verdict.as_ref();
+        let still_grows = verdict.is_none_or(|v| v.kind.is_leak());
+        // Clean by the verdict's own rule, not merely not proven: an
+        // inconclusive rerun fixes nothing.
+        let clean = verdict
+            .is_some_and(|v| matches!(v.kind, VerdictKind::NoRetention | VerdictKind::WorkingSet));
+        let rss = verdict
+            .and_then(|v| v.fit(&Series::RSS))
+            .map_or(0.0, |f| f.slope_bytes_per_request);
+        trial.trials.push(AllocatorSetting {
+            setting: setting.clone(),
+            rss_bytes_per_unit: rss,
+            still_grows,
+        });
+        if clean {
+            trial.fixed_by = Some(setting);
+            break;
+        }
+    }
+    Ok(trial)
+}
