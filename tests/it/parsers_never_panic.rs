@@ -144,6 +144,29 @@ fn probe_readings() {
 }
 
 #[test]
+fn native_records() {
+    let smaps = b"38d1e000-3bf43000 rw-p 00000000 00:00 0      [heap]\nRss:  51228 kB\n";
+    let record = b"s d /usr/bin/node\ni 7f00 1 2 1 4\nt 1 0\na 800 1\nc 0\n+ 0\n- 0\n";
+    let perf = b"7f0574020800 7c JS:^resizeImage file:///srv/image.js:9:21\n";
+    let mut bytes = Bytes(13);
+    for _ in 0..ROUNDS {
+        let _ = leakcheck::probe::smaps::parse(&String::from_utf8_lossy(&bytes.mutate(smaps)));
+        let input = bytes.mutate(record);
+        if let Ok(parsed) = leakcheck::native::trace::read(&input[..], 0, u64::MAX) {
+            for growth in &parsed.growth {
+                let _ = parsed.stack(growth.trace);
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes.mutate(perf)).into_owned();
+        let map = leakcheck::native::perf_map::PerfMap::parse(&text);
+        let _ = map.name_at(0x7f0574020810);
+        if let Some(name) = map.name_at(0x7f0574020810) {
+            let _ = leakcheck::native::perf_map::js_frame(name);
+        }
+    }
+}
+
+#[test]
 fn flag_units() {
     let mut bytes = Bytes(13);
     for seed in ["20k", "0.1KB", "10s", "1.5MB", "500ms"] {
