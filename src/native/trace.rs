@@ -80,7 +80,10 @@ pub fn read(input: impl BufRead, from_ms: u64, to_ms: u64) -> Result<Record, Rec
             what: what.to_string(),
         };
         let line = line.map_err(|e| error(&e.to_string()))?;
-        let (kind, rest) = line.split_at(line.len().min(1));
+        // The event letter; a line starting with any other character
+        // (even a multi-byte one) is one this reader skips.
+        let first = line.chars().next().map_or(0, char::len_utf8);
+        let (kind, rest) = line.split_at(first);
         let rest = rest.trim_start();
         let inside = (from_ms..to_ms).contains(&now);
         match kind {
