@@ -303,6 +303,9 @@ pub fn refresh_verdict(route: &mut RouteResult, options: Options) {
         crate::verdict::isolates::fold_into(&mut verdict, &route.isolates, options.unit.name());
         route.verdict = Some(verdict);
         route.retained_bytes_per_request = Some(retained);
+        if options.soak {
+            crate::verdict::over_time::apply(route, options.noise, options.unit.name());
+        }
     }
 }
 

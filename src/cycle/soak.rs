@@ -262,6 +262,11 @@ fn soak_result(
         hours_to_limit: projection.hours_to_limit,
         projection: projection.text,
         load,
+        time_fits: route
+            .soak
+            .as_ref()
+            .map(|s| s.time_fits.clone())
+            .unwrap_or_default(),
     }
 }
 

@@ -34,7 +34,7 @@ pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
 pub use rss_parts::{RssPart, RssParts};
 pub use sample::{Metric, RESOURCE_PREFIXES, Resource, ResourceFamily, Sample, Series};
 pub use sequential::{SequentialResult, SequentialSettings, SequentialStop};
-pub use soak::{SoakResult, SoakSettings};
+pub use soak::{SoakResult, SoakSettings, TimeDecision, TimeFit};
 pub use verdict::{
     Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Trend, Verdict, VerdictKind,
 };

@@ -105,6 +105,9 @@ pub enum FindingKind {
     /// Off-heap growth in malloc'd memory: what the native recorder named,
     /// or why it could not run.
     NativeAttribution,
+    /// A soak's after-GC heapUsed against time: growth per hour, its
+    /// interval and the floor.
+    TimeTrend,
 }
 
 impl FindingKind {
@@ -129,6 +132,7 @@ impl FindingKind {
             FindingKind::LeftStartUrl => "left-start-url",
             FindingKind::BytesBelowResolution => "bytes-below-resolution",
             FindingKind::NativeAttribution => "native-attribution",
+            FindingKind::TimeTrend => "time-trend",
         }
     }
 }

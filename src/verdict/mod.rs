@@ -11,8 +11,10 @@ pub mod fit;
 pub mod handles;
 pub mod isolates;
 pub mod metric;
+pub mod over_time;
 pub mod projection;
 pub mod sequential;
+pub mod time_trend;
 #[cfg(test)]
 mod test_cycles;
 

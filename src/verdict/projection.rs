@@ -7,7 +7,7 @@
 //! verdict found retention: a slope that the rules call noise is not
 //! extrapolated over hours (that would be a false alarm with a date on it).
 
-use crate::model::{RouteResult, Series, VerdictKind};
+use crate::model::{RouteResult, Series, TimeDecision, VerdictKind};
 use crate::units::{MB, per_request};
 
 const GB: f64 = 1024.0 * MB;
@@ -34,7 +34,18 @@ pub fn project(
         .and_then(|v| v.fits.iter().find(|f| f.metric == Series::HEAP_USED))
         .map_or(0.0, |f| f.slope_bytes_per_request);
     let per_hour_requests = requests as f64 * HOUR_S / elapsed_s.max(1e-9);
-    let growth_bytes_per_hour = slope * per_hour_requests;
+    // A trend with time that grows is the soak's own measure of growth
+    // per hour (`over_time.rs`); otherwise the per-request slope at the
+    // soak's pace.
+    let over_time = route
+        .soak
+        .iter()
+        .flat_map(|s| &s.time_fits)
+        .find(|f| f.series == Series::HEAP_USED && f.decision == TimeDecision::Grows);
+    let growth_bytes_per_hour = match over_time {
+        Some(fit) => fit.per_hour,
+        None => slope * per_hour_requests,
+    };
     let kind = verdict.map(|v| v.kind);
     let last = route
         .cycles
@@ -42,13 +53,19 @@ pub fn project(
         .map(|c| c.after_gc.heap_used)
         .or(route.baseline.as_ref().map(|b| b.heap_used))
         .unwrap_or(0);
-    let text_of = |hours: Option<f64>| match (hours, limit) {
-        (Some(hours), Some(limit)) => format!(
-            "at this rate heapUsed reaches the {:.1} GB limit in about {} ({}/h, {} per request)",
-            limit as f64 / GB,
-            duration(hours),
+    let rate = match over_time {
+        Some(_) => format!("{}/h with time", mb_text(growth_bytes_per_hour)),
+        None => format!(
+            "{}/h, {} per request",
             mb_text(growth_bytes_per_hour),
             per_request(slope)
+        ),
+    };
+    let text_of = |hours: Option<f64>| match (hours, limit) {
+        (Some(hours), Some(limit)) => format!(
+            "at this rate heapUsed reaches the {:.1} GB limit in about {} ({rate})",
+            limit as f64 / GB,
+            duration(hours),
         ),
         _ => format!(
             "heapUsed grows {}/h ({} per request); the heap limit is unknown",

@@ -1,0 +1,173 @@
+//! A soak's verdict decided on the trend with time (`time_trend.rs`), not
+//! only on the steps between readings: a heap rising 31 MB an hour rises
+//! 80–126 KB per 10 s interval, under the 0.1 MB step noise, so no single
+//! step counts while the trend over the readings is unmistakable.
+//!
+//! - a memory series that grows with time makes the route `retention`
+//!   (`off-heap-retention` for external or arrayBuffers) when the per-step
+//!   rule did not, and the projection uses its growth per hour;
+//! - a handle or listener count that grows makes it `counter-growth`;
+//! - a clean per-step verdict whose heapUsed trend the soak cannot decide
+//!   becomes `inconclusive`, with the soak length that would decide;
+//! - a flat trend leaves the verdict as the per-step rule gave it.
+
+use super::Noise;
+use super::time_trend::fit_over_time;
+use crate::model::{
+    CycleResult, Finding, FindingKind, Resource, RouteResult, Series, TimeDecision, TimeFit,
+    VerdictKind,
+};
+use crate::units::MB;
+
+/// The memory series judged over time, in the order they make a verdict.
+const MEMORY: [Series; 3] = [Series::HEAP_USED, Series::EXTERNAL, Series::ARRAY_BUFFERS];
+
+/// Fits every after-GC series of a soak against time, leaving out the
+/// baseline and the first interval (warm-up, as the per-step rule does).
+pub fn time_fits(cycles: &[CycleResult], noise: Noise) -> Vec<TimeFit> {
+    let mut elapsed = 0.0;
+    let times: Vec<f64> = cycles
+        .iter()
+        .map(|c| {
+            elapsed += c.duration_s;
+            elapsed
+        })
+        .collect();
+    let settled = || cycles.iter().zip(&times).skip(1);
+    let resources: std::collections::BTreeSet<&String> = cycles
+        .iter()
+        .flat_map(|c| c.after_gc.resources.keys())
+        .collect();
+    let resources = resources
+        .into_iter()
+        .filter_map(|name| Resource::parse(name))
+        .map(Series::Resource);
+    MEMORY
+        .into_iter()
+        .chain(resources)
+        .filter_map(|series| {
+            let points: Vec<(f64, f64)> = settled()
+                .map(|(c, t)| Some((*t, c.after_gc.value(&series)?)))
+                .collect::<Option<_>>()?;
+            fit_over_time(&series, &points, noise.floor(&series))
+        })
+        .collect()
+}
+
+/// Applies the time fits to a soak route's verdict and projection.
+pub fn apply(route: &mut RouteResult, noise: Noise, unit: &str) {
+    if route.verdict.is_none() {
+        return;
+    }
+    let fits = time_fits(&route.cycles, noise);
+    let verdict = route.verdict.as_mut().expect("checked above");
+    let grows = |series: &Series| {
+        fits.iter()
+            .find(|f| &f.series == series && f.decision == TimeDecision::Grows)
+    };
+    if !verdict.kind.is_leak() {
+        if let Some(fit) = MEMORY.iter().find_map(grows) {
+            verdict.kind = if fit.series == Series::HEAP_USED {
+                VerdictKind::Retention
+            } else {
+                VerdictKind::OffHeapRetention
+            };
+            verdict.fails_gate = true;
+            verdict.summary = format!(
+                "{}: retention over time, though no {unit} interval's step stood out of the noise",
+                describe(fit)
+            );
+            verdict.action = "Something keeps data as time passes (an interval, a retry queue, \
+                              a cache refreshed on a timer): take two heap snapshots a few \
+                              minutes apart and read what grew."
+                .into();
+            verdict.figure.metric = fit.series.clone();
+        } else if let Some(fit) = fits
+            .iter()
+            .find(|f| f.series.is_resource() && f.decision == TimeDecision::Grows)
+        {
+            verdict.kind = VerdictKind::CounterGrowth;
+            verdict.fails_gate = true;
+            verdict.summary = format!("{}: the count rises over time", describe(fit));
+            verdict.action = "Still a leak: each keeps little memory, but the process runs out \
+                              of descriptors or spends its event loop on them first. Close or \
+                              clear them when they are done."
+                .into();
+            verdict.figure.metric = fit.series.clone();
+        } else if let Some(fit) = fits
+            .iter()
+            .find(|f| f.series == Series::HEAP_USED && f.decision == TimeDecision::Undecided)
+        {
+            verdict.kind = VerdictKind::Inconclusive;
+            verdict.fails_gate = false;
+            verdict.summary = format!(
+                "{}: the soak cannot tell that from the floor yet",
+                describe(fit)
+            );
+            verdict.action = match fit.decided_by_s {
+                Some(seconds) => format!(
+                    "Soak about {} (-d {}s) at the same pace: the interval then no longer \
+                     straddles the floor.",
+                    human(seconds),
+                    (seconds + 10.0).ceil()
+                ),
+                None => "Soak longer (-d): more settled readings narrow the interval.".into(),
+            };
+            verdict.figure.metric = Series::HEAP_USED;
+        }
+    }
+    if let Some(fit) = fits.iter().find(|f| f.series == Series::HEAP_USED) {
+        verdict
+            .findings
+            .push(Finding::new(FindingKind::TimeTrend, describe(fit)));
+    }
+    if let Some(soak) = route.soak.as_mut() {
+        soak.time_fits = fits;
+    }
+    if let Some(soak) = &route.soak {
+        let projection =
+            super::projection::project(route, soak.elapsed_s, soak.requests, soak.heap_size_limit);
+        let soak = route.soak.as_mut().expect("checked above");
+        soak.growth_bytes_per_hour = projection.growth_bytes_per_hour;
+        soak.hours_to_limit = projection.hours_to_limit;
+        soak.projection = projection.text;
+    }
+}
+
+/// "after-GC heapUsed grows 33.0 MB/h (95 %: 24.4 to 46.7) over 50 s of
+/// readings, against a floor of 21.6 MB/h"
+pub fn describe(fit: &TimeFit) -> String {
+    let (scale, unit) = match fit.series {
+        Series::Resource(_) => (1.0, ""),
+        _ => (MB, " MB"),
+    };
+    let number = |v: f64| format!("{:.1}", v / scale);
+    let value = |v: f64| format!("{}{unit}", number(v));
+    let verb = match fit.decision {
+        TimeDecision::Grows => "grows",
+        TimeDecision::Flat => "is flat at",
+        TimeDecision::Undecided => "rises",
+    };
+    format!(
+        "after-GC {} {verb} {}/h (95 %: {} to {}/h) over {:.0} s of {} readings, against a floor \
+         of {}/h",
+        fit.series,
+        value(fit.per_hour),
+        number(fit.lower_per_hour),
+        value(fit.upper_per_hour),
+        fit.span_s,
+        fit.readings,
+        value(fit.floor_per_hour)
+    )
+}
+
+/// "4 min", "1.5 h".
+fn human(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}

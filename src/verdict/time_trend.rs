@@ -1,0 +1,168 @@
+//! Growth with time: an after-GC series against the seconds it took, for
+//! leaks fed by a clock (a sampler's interval, a retry queue, a cache
+//! refreshed on a timer) rather than by requests.
+//!
+//! Method: the Theil–Sen estimator (Sen 1968, "Estimates of the regression
+//! coefficient based on Kendall's tau", JASA 63) — the median of the slopes
+//! between every pair of readings — with its distribution-free 95 %
+//! confidence interval from the ranks of those pairwise slopes (Hollander &
+//! Wolfe, *Nonparametric Statistical Methods*, ch. 9). A robust slope,
+//! because one settled reading now and then lands far off the line: a clean
+//! soak of 150 s read 4.28–4.43 MB at every interval but one, 4.65 MB; least
+//! squares over a 60 s soak moves by some 20 MB/h for such a reading, the
+//! median of the pairwise slopes hardly at all.
+//!
+//! The decision has the form the sequential rule gives "keeps nothing":
+//! - **grows** when the interval's lower end is above the floor;
+//! - **flat** when its upper end is below the floor;
+//! - **undecided** otherwise, with the soak length that would decide.
+//!
+//! The floor is the method's own retention threshold spread over the time
+//! fitted: a cycle must grow by `RETENTION_SIGMAS` noise floors (3 × 0.1 MB
+//! of heapUsed) to count, so over a soak the growth must too: 21.6 MB/h
+//! over 50 s of readings, 0.3 MB/h over an hour. Below it, growth is the
+//! slow creep a clean process shows while V8 warms up (measured on the
+//! bounded sampler twin: 9 MB/h [2.7, 17.6] over its first minute, 3.8
+//! MB/h over 150 s).
+
+use super::metric::RETENTION_SIGMAS;
+use crate::model::{Series, TimeDecision, TimeFit};
+
+const HOUR_S: f64 = 3600.0;
+/// The normal quantile of a two-sided 95 % interval.
+const Z_95: f64 = 1.96;
+/// Fewer readings than this after the warm-up cannot bound a slope.
+pub const MIN_READINGS: usize = 4;
+
+/// Fits `points` (seconds since the first reading, value) for `series`,
+/// whose one reading repeats within `noise`. `None` with too few points.
+pub fn fit_over_time(series: &Series, points: &[(f64, f64)], noise: f64) -> Option<TimeFit> {
+    if points.len() < MIN_READINGS {
+        return None;
+    }
+    let span_s = points.last()?.0 - points.first()?.0;
+    if span_s <= 0.0 {
+        return None;
+    }
+    let (slope, lower, upper) = theil_sen(points)?;
+    let floor = RETENTION_SIGMAS * noise / span_s;
+    let decision = if lower > floor {
+        TimeDecision::Grows
+    } else if upper < floor {
+        TimeDecision::Flat
+    } else {
+        TimeDecision::Undecided
+    };
+    Some(TimeFit {
+        series: series.clone(),
+        per_hour: slope * HOUR_S,
+        lower_per_hour: lower * HOUR_S,
+        upper_per_hour: upper * HOUR_S,
+        floor_per_hour: floor * HOUR_S,
+        readings: points.len() as u32,
+        span_s,
+        decision,
+        decided_by_s: decided_by(slope, lower, upper, floor, span_s),
+    })
+}
+
+/// The median pairwise slope and its 95 % interval: with N pairwise slopes
+/// sorted and C = z · sqrt(n(n−1)(2n+5)/18) (the standard deviation of
+/// Kendall's S), the interval runs from the ((N − C)/2)-th to the
+/// ((N + C)/2 + 1)-th slope.
+fn theil_sen(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
+    let mut slopes = Vec::with_capacity(points.len() * (points.len() - 1) / 2);
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            if b.0 > a.0 {
+                slopes.push((b.1 - a.1) / (b.0 - a.0));
+            }
+        }
+    }
+    if slopes.is_empty() {
+        return None;
+    }
+    slopes.sort_by(f64::total_cmp);
+    let count = slopes.len();
+    let median = (slopes[(count - 1) / 2] + slopes[count / 2]) / 2.0;
+    let n = points.len() as f64;
+    let c = Z_95 * (n * (n - 1.0) * (2.0 * n + 5.0) / 18.0).sqrt();
+    let low = ((count as f64 - c) / 2.0).floor().max(0.0) as usize;
+    let high = (((count as f64 + c) / 2.0).ceil() as usize).min(count - 1);
+    Some((median, slopes[low.min(count - 1)], slopes[high]))
+}
+
+/// About how long a soak at the same pace would decide an undecided fit,
+/// in seconds: the floor shrinks as 1/span and the interval as about
+/// span^-1.5 (more readings, farther apart), so the length is where the
+/// interval no longer straddles the floor at today's slope.
+fn decided_by(slope: f64, lower: f64, upper: f64, floor: f64, span_s: f64) -> Option<f64> {
+    if lower > floor || upper < floor {
+        return None;
+    }
+    let half_width = (upper - lower) / 2.0;
+    (1..=64)
+        .map(|k| f64::from(k) * 1.5)
+        .find(|&k| {
+            let width = half_width / k.powf(1.5);
+            let floor = floor / k;
+            slope - width > floor || slope + width < floor
+        })
+        .map(|k| k * span_s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: f64 = 1024.0 * 1024.0;
+
+    /// Readings every 5 s from 10 s on, in MB.
+    fn points(values: &[f64]) -> Vec<(f64, f64)> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (5.0 * i as f64, v * MB))
+            .collect()
+    }
+
+    #[test]
+    fn a_sampler_growing_33_mb_an_hour_grows_in_a_minute() {
+        // Measured: tests/targets/sampler-server.mjs, -d 60s --every 5s.
+        let leak = points(&[4.418, 4.206, 4.283, 4.34, 4.424, 4.42, 4.543, 4.538, 4.565, 4.723, 4.739]);
+        let fit = fit_over_time(&Series::HEAP_USED, &leak, 0.1 * MB).unwrap();
+        assert_eq!(fit.decision, TimeDecision::Grows, "{fit:?}");
+        assert!((20.0..60.0).contains(&(fit.per_hour / MB)), "{fit:?}");
+    }
+
+    #[test]
+    fn its_bounded_twin_creeping_while_v8_warms_up_is_flat() {
+        let twin = points(&[4.155, 4.312, 4.192, 4.191, 4.216, 4.306, 4.322, 4.253, 4.231, 4.335, 4.348]);
+        let fit = fit_over_time(&Series::HEAP_USED, &twin, 0.1 * MB).unwrap();
+        assert_eq!(fit.decision, TimeDecision::Flat, "{fit:?}");
+        assert!(fit.decided_by_s.is_none());
+    }
+
+    #[test]
+    fn one_far_reading_does_not_make_a_trend() {
+        let mut values = vec![4.3; 11];
+        values[6] = 4.65;
+        let fit = fit_over_time(&Series::HEAP_USED, &points(&values), 0.1 * MB).unwrap();
+        assert_eq!(fit.per_hour, 0.0);
+        assert_eq!(fit.decision, TimeDecision::Flat, "{fit:?}");
+    }
+
+    #[test]
+    fn a_short_noisy_soak_is_undecided_and_says_how_long_would_decide() {
+        let short = points(&[4.2, 4.3, 4.25, 4.4, 4.3]);
+        let fit = fit_over_time(&Series::HEAP_USED, &short, 0.1 * MB).unwrap();
+        assert_eq!(fit.decision, TimeDecision::Undecided, "{fit:?}");
+        let longer = fit.decided_by_s.unwrap();
+        assert!(longer > fit.span_s, "{fit:?}");
+    }
+
+    #[test]
+    fn too_few_readings_fit_nothing() {
+        assert!(fit_over_time(&Series::HEAP_USED, &points(&[1.0, 2.0, 3.0]), 0.1 * MB).is_none());
+    }
+}
