@@ -67,9 +67,16 @@ pub async fn diagnose_route(
             if off_heap {
                 keep_off_heap_holders(&mut diagnosis);
             }
+            let over_time = into
+                .verdict
+                .as_ref()
+                .is_some_and(|v| v.kind == VerdictKind::TimeGrowth);
             if let Some(verdict) = into.verdict.as_mut()
-                && let Some(action) =
-                    crate::verdict::action::after_diagnosis(&diagnosis, props.unit.name())
+                && let Some(action) = crate::verdict::action::after_diagnosis(
+                    &diagnosis,
+                    props.unit.name(),
+                    over_time,
+                )
             {
                 verdict.action = action;
             }

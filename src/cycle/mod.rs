@@ -11,6 +11,7 @@ pub mod driver_log;
 mod external;
 pub mod generator;
 mod soak;
+mod time_check;
 pub mod workload;
 
 pub use external::{ExternalDriver, LoadCommand};
@@ -159,6 +160,7 @@ pub async fn run_route(
     observer.phase(&route, "baseline: forcing a full collection");
     let baseline = within(plan, "the baseline", probe.settled_sample()).await?;
     into.baseline = Some(baseline?);
+    let since = std::time::Instant::now();
     let options = verdict_options(plan, probe, work);
     // `--cycles auto` stops when decided, a soak when its load ends: their
     // budget is not a plan to show.
@@ -178,7 +180,7 @@ pub async fn run_route(
         observer.load_started(&route, number, planned, work.planned_units());
         let done = work.drive(CycleSpec::measured(number), observer).await?;
         let when = format!("after cycle {number}");
-        let reading = read_cycle(probe, plan, number, done, into);
+        let reading = read_cycle(probe, plan, number, done, into, since);
         let result = within(plan, &when, reading).await??;
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
@@ -215,6 +217,7 @@ pub async fn run_route(
     if plan.loop_stats {
         probe.stop_loop_stats().await;
     }
+    time_check::check(probe, into, options.unit, options.soak).await?;
     Ok(())
 }
 
@@ -255,6 +258,7 @@ async fn read_cycle(
     number: u32,
     work: Work,
     into: &RouteResult,
+    since: std::time::Instant,
 ) -> Result<CycleResult, ProbeError> {
     let loop_stats = match plan.loop_stats {
         true => probe.take_loop_stats().await.ok().flatten(),
@@ -284,6 +288,7 @@ async fn read_cycle(
         driver: work.driver,
         event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
         gc: loop_stats.and_then(|s| s.gc),
+        read_at_s: Some(since.elapsed().as_secs_f64()),
     })
 }
 

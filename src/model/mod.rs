@@ -185,6 +185,26 @@ pub struct RouteResult {
     /// How `--cycles auto` decided this route.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialResult>,
+    /// The idle interval `run` adds when the heap may grow with time
+    /// rather than with requests (`cycle/time_check.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle: Option<IdleCheck>,
+}
+
+/// An interval without load between two settled readings: growth there is
+/// growth with time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IdleCheck {
+    /// Seconds between the two readings.
+    pub seconds: f64,
+    pub heap_used_before: u64,
+    pub heap_used_after: u64,
+    /// After-GC heapUsed growth per second without load, and under load
+    /// (the cycles' trend with time).
+    pub idle_bytes_per_second: f64,
+    pub loaded_bytes_per_second: f64,
+    /// The growth tracks time, not requests.
+    pub time_driven: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -219,6 +239,10 @@ pub struct CycleResult {
     /// Garbage collections during the load (same condition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc: Option<GcStats>,
+    /// Seconds from the route's baseline reading to this cycle's after-GC
+    /// reading: the clock the time trend is fitted on (settling included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_at_s: Option<f64>,
 }
 
 impl CycleResult {

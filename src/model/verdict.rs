@@ -24,6 +24,9 @@ pub enum VerdictKind {
     /// the gate: memory grows as the target is deployed until the setting
     /// changes.
     AllocatorFragmentation,
+    /// The after-GC heap grew as much in an idle interval without load as
+    /// under load: something on a timer keeps data, not the requests.
+    TimeGrowth,
     Inconclusive,
 }
 
@@ -37,6 +40,7 @@ impl VerdictKind {
             VerdictKind::CounterGrowth => "counter-growth",
             VerdictKind::CollectionGrowth => "collection-growth",
             VerdictKind::AllocatorFragmentation => "allocator-fragmentation",
+            VerdictKind::TimeGrowth => "time-growth",
             VerdictKind::Inconclusive => "inconclusive",
         }
     }
@@ -50,6 +54,7 @@ impl VerdictKind {
                 | VerdictKind::CounterGrowth
                 | VerdictKind::CollectionGrowth
                 | VerdictKind::AllocatorFragmentation
+                | VerdictKind::TimeGrowth
         )
     }
 }

@@ -7,7 +7,8 @@ use crate::model::{Diagnosis, HolderKind, Owner};
 
 /// The action for a route whose diagnosis named at least one holder;
 /// `unit` is what the work is counted in (`request`, `iteration`).
-pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
+/// `over_time`: the growth follows the clock (`time-growth`), not the work.
+pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Option<String> {
     let groups = diagnosis.holders_by_object();
     let holder = groups.first()?.first()?;
     let name = &holder.name;
@@ -17,6 +18,14 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
         .or(holder.script.as_deref())
         .map_or(String::new(), |s| format!(" in {s}"));
     let fix = match holder.kind {
+        HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty
+            if over_time =>
+        {
+            format!(
+                "`{name}`{place} keeps what is added to it as time passes, with or without \
+                 {unit}s: bound it (a ring buffer, an LRU or a TTL) where the timer feeds it"
+            )
+        }
         HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty => {
             format!(
                 "`{name}`{place} keeps what each {unit} adds: bound it (an LRU or a TTL), or drop \
@@ -124,8 +133,12 @@ mod tests {
 
     #[test]
     fn names_the_holder_and_the_line_that_stores_into_it() {
-        let text =
-            after_diagnosis(&diagnosis(HolderKind::ClosureVariable, Some(12)), "request").unwrap();
+        let text = after_diagnosis(
+            &diagnosis(HolderKind::ClosureVariable, Some(12)),
+            "request",
+            false,
+        )
+        .unwrap();
         assert!(
             text.starts_with("`keptRequests` in server.mjs keeps"),
             "{text}"
@@ -138,9 +151,26 @@ mod tests {
     }
 
     #[test]
+    fn a_holder_fed_by_a_timer_is_about_time_not_requests() {
+        let text = after_diagnosis(
+            &diagnosis(HolderKind::ClosureVariable, Some(12)),
+            "request",
+            true,
+        )
+        .unwrap();
+        assert!(text.contains("as time passes"), "{text}");
+        assert!(!text.contains("when the request ends"), "{text}");
+        assert!(text.contains("server.mjs:12"), "{text}");
+    }
+
+    #[test]
     fn listener_lists_ask_for_removal() {
-        let text =
-            after_diagnosis(&diagnosis(HolderKind::EventListenerList, None), "request").unwrap();
+        let text = after_diagnosis(
+            &diagnosis(HolderKind::EventListenerList, None),
+            "request",
+            false,
+        )
+        .unwrap();
         assert!(text.starts_with("Listeners are added"), "{text}");
         assert!(!text.contains("stored at"), "{text}");
     }
@@ -149,6 +179,6 @@ mod tests {
     fn no_holder_keeps_the_methods_action() {
         let mut d = diagnosis(HolderKind::Internal, None);
         d.holders.clear();
-        assert_eq!(after_diagnosis(&d, "request"), None);
+        assert_eq!(after_diagnosis(&d, "request", false), None);
     }
 }

@@ -306,6 +306,7 @@ mod tests {
                 driver: None,
                 event_loop: None,
                 gc: None,
+                read_at_s: None,
             })
             .collect()
     }

@@ -14,9 +14,9 @@ pub mod metric;
 pub mod over_time;
 pub mod projection;
 pub mod sequential;
-pub mod time_trend;
 #[cfg(test)]
-mod test_cycles;
+pub(crate) mod test_cycles;
+pub mod time_trend;
 
 pub use classify::{Options, judge, resolvable};
 pub use metric::Noise;

@@ -25,12 +25,14 @@ const MEMORY: [Series; 3] = [Series::HEAP_USED, Series::EXTERNAL, Series::ARRAY_
 /// Fits every after-GC series of a soak against time, leaving out the
 /// baseline and the first interval (warm-up, as the per-step rule does).
 pub fn time_fits(cycles: &[CycleResult], noise: Noise) -> Vec<TimeFit> {
+    // When each settled reading was taken; results written before the
+    // readings carried their time fall back to the loads' durations.
     let mut elapsed = 0.0;
     let times: Vec<f64> = cycles
         .iter()
         .map(|c| {
             elapsed += c.duration_s;
-            elapsed
+            c.read_at_s.unwrap_or(elapsed)
         })
         .collect();
     let settled = || cycles.iter().zip(&times).skip(1);

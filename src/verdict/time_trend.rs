@@ -129,7 +129,9 @@ mod tests {
     #[test]
     fn a_sampler_growing_33_mb_an_hour_grows_in_a_minute() {
         // Measured: tests/targets/sampler-server.mjs, -d 60s --every 5s.
-        let leak = points(&[4.418, 4.206, 4.283, 4.34, 4.424, 4.42, 4.543, 4.538, 4.565, 4.723, 4.739]);
+        let leak = points(&[
+            4.418, 4.206, 4.283, 4.34, 4.424, 4.42, 4.543, 4.538, 4.565, 4.723, 4.739,
+        ]);
         let fit = fit_over_time(&Series::HEAP_USED, &leak, 0.1 * MB).unwrap();
         assert_eq!(fit.decision, TimeDecision::Grows, "{fit:?}");
         assert!((20.0..60.0).contains(&(fit.per_hour / MB)), "{fit:?}");
@@ -137,7 +139,9 @@ mod tests {
 
     #[test]
     fn its_bounded_twin_creeping_while_v8_warms_up_is_flat() {
-        let twin = points(&[4.155, 4.312, 4.192, 4.191, 4.216, 4.306, 4.322, 4.253, 4.231, 4.335, 4.348]);
+        let twin = points(&[
+            4.155, 4.312, 4.192, 4.191, 4.216, 4.306, 4.322, 4.253, 4.231, 4.335, 4.348,
+        ]);
         let fit = fit_over_time(&Series::HEAP_USED, &twin, 0.1 * MB).unwrap();
         assert_eq!(fit.decision, TimeDecision::Flat, "{fit:?}");
         assert!(fit.decided_by_s.is_none());

@@ -26,6 +26,7 @@ mod run_faults;
 mod sequential;
 mod snapshots;
 mod soak;
+mod time_growth;
 mod too_little;
 mod traffic;
 mod verdicts;
