@@ -62,6 +62,27 @@ pub fn attribute_with(maps: &SourceMaps, owners: &mut Owners, diagnosis: &mut Di
                 .find_map(|s| s.holder_line_original.as_ref().map(|o| o.file.clone()))
         });
         holder.owner = owners.of(holder.original_script.as_deref().unwrap_or(&script));
+        rename_minified(holder, &diagnosis.allocation_sites);
+    }
+}
+
+/// A minifier renames module variables (`propsCache` → `m`): when the
+/// storing line of a site in the holder's script maps to an original name
+/// at the holder's identifier, the holder takes that name, and keeps the
+/// bundle's in `bundled_name`.
+fn rename_minified(holder: &mut crate::model::Holder, sites: &[AllocationSite]) {
+    let Some(script) = holder.script.as_deref() else {
+        return;
+    };
+    let original = sites
+        .iter()
+        .filter(|s| same_script(&s.url) == same_script(script))
+        .filter_map(|s| s.holder_line_original.as_ref()?.name.as_deref())
+        .find(|name| *name != holder.name);
+    if let Some(original) = original
+        && holder.name.split('.').count() == 1
+    {
+        holder.bundled_name = Some(std::mem::replace(&mut holder.name, original.to_string()));
     }
 }
 

@@ -33,6 +33,14 @@ impl Owners {
             return Some(Owner::Node);
         }
         let path = url.strip_prefix("file://").unwrap_or(url);
+        // An original file shown relative to the working directory.
+        let relative;
+        let path = if path.starts_with("node_modules/") {
+            relative = format!("./{path}");
+            relative.as_str()
+        } else {
+            path
+        };
         let Some((root, name)) = package_of(path) else {
             return Some(Owner::App);
         };
@@ -105,5 +113,15 @@ mod tests {
         assert_eq!(owners.of("file:///srv/app/server.mjs"), Some(Owner::App));
         assert_eq!(owners.of(""), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_original_file_shown_relative_to_the_working_directory_keeps_its_package() {
+        let mut owners = Owners::default();
+        assert!(matches!(
+            owners.of("node_modules/next/src/server/render.tsx"),
+            Some(Owner::Dependency { name, .. }) if name == "next"
+        ));
+        assert_eq!(owners.of("pages/index.js"), Some(Owner::App));
     }
 }

@@ -71,6 +71,7 @@ impl SourceMaps {
             file: shown(&path),
             line: original_line,
             column: token.get_src_col() + 1,
+            name: token.get_name().map(str::to_string),
         }))
     }
 
@@ -144,8 +145,8 @@ fn percent_decoded(text: &str) -> String {
 
 /// A map's source relative to the map's directory, normalised.
 fn resolve(base: &Path, source: &str) -> PathBuf {
-    let joined = file_path(source)
-        .filter(|p| p.is_absolute())
+    let joined = webpack_source(base, source)
+        .or_else(|| file_path(source).filter(|p| p.is_absolute()))
         .unwrap_or_else(|| base.join(source));
     let mut clean = PathBuf::new();
     for part in joined.components() {
@@ -158,6 +159,30 @@ fn resolve(base: &Path, source: &str) -> PathBuf {
         }
     }
     clean
+}
+
+/// `webpack://NAMESPACE/./pages/index.js`, as webpack (and so Next.js)
+/// names sources: the path after the namespace is relative to the build's
+/// root. For a package's own bundle (`node_modules/next/dist/compiled/…`,
+/// namespace `next`) that is the package's folder; for an app built by
+/// Next, the folder that holds `.next`; otherwise the map's folder.
+fn webpack_source(base: &Path, source: &str) -> Option<PathBuf> {
+    let rest = source.strip_prefix("webpack://")?;
+    let (namespace, path) = rest.split_once('/')?;
+    let package = base.ancestors().find(|dir| {
+        !namespace.is_empty()
+            && dir.ends_with(namespace)
+            && dir
+                .parent()
+                .is_some_and(|p| p.file_name().is_some_and(|n| n == "node_modules"))
+    });
+    let next_build = || {
+        base.ancestors()
+            .find(|dir| dir.file_name().is_some_and(|n| n == ".next"))
+            .and_then(Path::parent)
+    };
+    let root = package.or_else(next_build).unwrap_or(base);
+    Some(root.join(path.trim_start_matches('/')))
 }
 
 /// Relative to the working directory when inside it, as editors and
@@ -181,6 +206,25 @@ fn line_text(path: &Path, line: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn webpack_sources_resolve_to_the_build_root() {
+        let app = Path::new("/srv/app/.next/server/pages");
+        assert_eq!(
+            resolve(app, "webpack://nextapp/./pages/index.js"),
+            PathBuf::from("/srv/app/pages/index.js")
+        );
+        let next = Path::new("/srv/app/node_modules/next/dist/compiled/next-server");
+        assert_eq!(
+            resolve(next, "webpack://next/dist/src/server/render.tsx"),
+            PathBuf::from("/srv/app/node_modules/next/dist/src/server/render.tsx")
+        );
+        // Not webpack's: relative to the map, as before.
+        assert_eq!(
+            resolve(Path::new("/srv/dist"), "../src/a.ts"),
+            PathBuf::from("/srv/src/a.ts")
+        );
+    }
 
     /// `a.js` compiled from `a.ts`: line 1 of the output maps to line 3,
     /// column 5 of the source ("AAEI" = columns 0, source 0, line +2, col +4).

@@ -80,6 +80,13 @@ pub async fn diagnose_route(
             {
                 verdict.action = action;
             }
+            if let Some(verdict) = into.verdict.as_mut() {
+                for missing in &diagnosis.missing {
+                    verdict
+                        .findings
+                        .push(Finding::new(FindingKind::DiagnosisFailed, missing.clone()));
+                }
+            }
             into.diagnosis = Some(diagnosis);
         }
         Err(error) => {

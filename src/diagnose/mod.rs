@@ -136,12 +136,24 @@ pub async fn diagnose(
     let units = plan.work.await?;
     let after = probe.settled_sample().await?;
     let (units, _) = units.resolve(crate::cycle::served_between(Some(&settled), &after));
-    let profile = inspector
-        .call("HeapProfiler.getSamplingProfile", json!({}))
-        .await?;
-    inspector
-        .call("HeapProfiler.stopSampling", json!({}))
-        .await?;
+    // The profile adds the allocating functions to the holder; when it
+    // fails, the second snapshot is still taken and the holder still named.
+    let mut missing = Vec::new();
+    let profile_started = Instant::now();
+    let profile = match read_profile(inspector).await {
+        Ok(profile) => Some(profile),
+        Err(error) => {
+            missing.push(format!(
+                "the allocation sites are missing ({:#}); the holder comes from the snapshots alone",
+                anyhow::Error::new(error)
+            ));
+            None
+        }
+    };
+    let profile_seconds = profile_started.elapsed().as_secs_f64();
+    // A profiler left running costs the target; a failure here changes
+    // nothing the diagnosis reports.
+    let _ = inspector.call("HeapProfiler.stopSampling", json!({})).await;
     say("taking heap snapshot 2 of 2: the target is paused while V8 writes it");
     let started_b = Instant::now();
     let file_b = plan
@@ -158,7 +170,14 @@ pub async fn diagnose(
         snapshot_into(inspector, file_b.as_deref(), compare).await?;
     seconds += started_b.elapsed().as_secs_f64() - analysis_seconds;
     let rss_after = probe.sample().await?.rss;
-    let mut allocation_sites = profile::surviving_sites(&profile, TOP);
+    let mut allocation_sites = profile
+        .as_ref()
+        .map(|p| profile::surviving_sites(p, TOP))
+        .unwrap_or_default();
+    // A profile nests one level per stack frame: dropped without recursing.
+    if let Some(profile) = profile {
+        crate::inspector::drop_deep(profile);
+    }
     // A source that cannot be read leaves the sites as V8 gave them.
     let _ = source_line::name_holder_lines(inspector, &mut allocation_sites, &diff.holders).await;
     let mut holders = diff.holders;
@@ -186,9 +205,26 @@ pub async fn diagnose(
         analysis_seconds,
         target_rss_before: settled.rss,
         target_rss_after: rss_after,
+        profile_seconds,
+        missing,
     };
     crate::attribute::attribute(inspector, &mut diagnosis).await;
     Ok(diagnosis)
+}
+
+/// Reads the sampling heap profile. `LEAKCHECK_TEST_FAIL=sampling-profile`
+/// makes it fail, so a test can show that the rest of the diagnosis
+/// stands without it (no real target refuses it on demand).
+async fn read_profile(inspector: &Inspector) -> Result<serde_json::Value, InspectorError> {
+    if std::env::var("LEAKCHECK_TEST_FAIL").is_ok_and(|part| part == "sampling-profile") {
+        return Err(InspectorError::Protocol {
+            method: "HeapProfiler.getSamplingProfile".into(),
+            message: "failed on purpose (LEAKCHECK_TEST_FAIL=sampling-profile)".into(),
+        });
+    }
+    inspector
+        .call("HeapProfiler.getSamplingProfile", json!({}))
+        .await
 }
 
 /// A holder reached only through unnamed slots (`[22][2][1]…`: the scope

@@ -41,25 +41,39 @@ fn is_identifier(text: &str) -> bool {
 }
 
 /// Whether `text` contains `name` as a whole identifier.
+#[cfg(test)]
 fn names(text: &str, name: &str) -> bool {
+    named_at(text, name).is_some()
+}
+
+/// The byte offset of the first whole-identifier `name` in `text`.
+fn named_at(text: &str, name: &str) -> Option<usize> {
     let part_of_identifier = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    text.match_indices(name).any(|(at, _)| {
+    text.match_indices(name).map(|(at, _)| at).find(|&at| {
         let before = text[..at].chars().next_back();
         let after = text[at + name.len()..].chars().next();
         !before.is_some_and(part_of_identifier) && !after.is_some_and(part_of_identifier)
     })
 }
 
+/// Where the holder is named: its line and column (1-based, the column in
+/// characters, so a minified bundle's one long line still maps through its
+/// source map to the original statement), and the text shown for it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Found {
+    pub line: u32,
+    pub column: u32,
+    pub text: String,
+}
+
+/// Characters shown before the name on a line too long to show whole.
+const CONTEXT_BEFORE: usize = 24;
+
 /// The first line (1-based) of the function starting at `line`:`column`
 /// (1-based) that names one of `identifiers`, with its text. The function
 /// ends where the braces opened after its start close; a function without
 /// braces (an arrow returning an expression) is its first two lines.
-pub fn find_line(
-    source: &str,
-    line: u32,
-    column: u32,
-    identifiers: &[String],
-) -> Option<(u32, String)> {
+pub fn find_line(source: &str, line: u32, column: u32, identifiers: &[String]) -> Option<Found> {
     let start = (line as usize).checked_sub(1)?;
     let mut depth = 0i64;
     let mut opened = false;
@@ -69,17 +83,26 @@ pub fn find_line(
         .skip(start)
         .take(MAX_FUNCTION_LINES)
     {
-        let text = if index == start {
-            let skip = (column as usize).saturating_sub(1);
-            full.char_indices()
-                .nth(skip)
-                .map_or("", |(at, _)| &full[at..])
+        let skip = if index == start {
+            (column as usize).saturating_sub(1)
         } else {
-            full
+            0
         };
-        if identifiers.iter().any(|name| names(text, name)) {
-            let shown: String = full.trim().chars().take(LINE_TEXT_CHARS).collect();
-            return Some((index as u32 + 1, shown));
+        let text = full
+            .char_indices()
+            .nth(skip)
+            .map_or("", |(at, _)| &full[at..]);
+        let at = identifiers
+            .iter()
+            .filter_map(|name| named_at(text, name))
+            .min();
+        if let Some(at) = at {
+            let column = skip + text[..at].chars().count();
+            return Some(Found {
+                line: index as u32 + 1,
+                column: column as u32 + 1,
+                text: shown_around(full, column),
+            });
         }
         for c in text.chars() {
             match c {
@@ -96,6 +119,22 @@ pub fn find_line(
         }
     }
     None
+}
+
+/// The line as shown: whole when short, else the stretch around the name
+/// (a bundle's one line holds the whole program).
+fn shown_around(full: &str, column: usize) -> String {
+    let trimmed = full.trim();
+    if trimmed.chars().count() <= LINE_TEXT_CHARS {
+        return trimmed.to_string();
+    }
+    let from = column.saturating_sub(CONTEXT_BEFORE);
+    let stretch: String = full.chars().skip(from).take(LINE_TEXT_CHARS).collect();
+    if from > 0 {
+        format!("…{stretch}")
+    } else {
+        stretch
+    }
 }
 
 /// Fills `holder_line` of the sites in the application's own scripts.
@@ -123,13 +162,11 @@ pub async fn name_holder_lines(
             )
             .await?;
         if let Some(text) = source.get("scriptSource").and_then(|v| v.as_str())
-            && let Some((line, shown)) = find_line(text, site.line, site.column, &identifiers)
+            && let Some(found) = find_line(text, site.line, site.column, &identifiers)
         {
-            let full = text.lines().nth(line as usize - 1).unwrap_or("");
-            let indent = full.chars().take_while(|c| c.is_whitespace()).count();
-            site.holder_column = indent as u32 + 1;
-            site.holder_line = Some(line);
-            site.holder_line_text = Some(shown);
+            site.holder_column = found.column;
+            site.holder_line = Some(found.line);
+            site.holder_line_text = Some(found.text);
         }
     }
     inspector.call("Debugger.disable", json!({})).await?;
@@ -156,7 +193,14 @@ mod tests {
     #[test]
     fn finds_the_line_that_names_the_holder_inside_the_function() {
         let found = find_line(DEMO, 3, 12, &ids(&["keptRequests"]));
-        assert_eq!(found, Some((5, "keptRequests.push(record);".into())));
+        assert_eq!(
+            found,
+            Some(Found {
+                line: 5,
+                column: 5,
+                text: "keptRequests.push(record);".into()
+            })
+        );
     }
 
     #[test]
@@ -165,9 +209,24 @@ mod tests {
         assert_eq!(find_line(DEMO, 3, 12, &ids(&["length"])), None);
         // An arrow without braces is its own first lines.
         assert_eq!(
-            find_line(DEMO, 7, 13, &ids(&["keptRequests"])).map(|f| f.0),
+            find_line(DEMO, 7, 13, &ids(&["keptRequests"])).map(|f| f.line),
             Some(7)
         );
+    }
+
+    #[test]
+    fn a_minified_line_gives_the_column_of_the_name_and_the_text_around_it() {
+        let bundle = format!(
+            "\"use strict\";{}function n(a){{let b=m.get(a);b||(b={{id:a}},m.set(a,b));return b}}",
+            "var x=1;".repeat(40)
+        );
+        let start = bundle.find("function n").unwrap() as u32 + 1;
+        let found = find_line(&bundle, 1, start, &ids(&["m"])).unwrap();
+        assert_eq!(found.line, 1);
+        let at = bundle.find("m.get").unwrap() as u32 + 1;
+        assert_eq!(found.column, at);
+        assert!(found.text.starts_with('…'), "{}", found.text);
+        assert!(found.text.contains("m.get(a)"), "{}", found.text);
     }
 
     #[test]

@@ -325,8 +325,10 @@ async fn pump<S>(
                     Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                     Some(Ok(_)) => continue,
                 };
-                let Ok(value) = serde_json::from_str::<Value>(&text) else { continue };
-                route_message(value, &mut pending.waiting, &events);
+                match parse_message(&text) {
+                    Ok(value) => route_message(value, &mut pending.waiting, &events),
+                    Err(error) => refuse_unreadable(&text, &error, &mut pending.waiting),
+                }
             }
             command = commands.recv() => {
                 let Some(command) = command else { break };
@@ -339,6 +341,58 @@ async fn pump<S>(
     }
     // Dropping the sinks ends subscribers' channels.
     events.lock().expect("event sink lock").clear();
+}
+
+/// Parses one protocol message, however deep. serde_json stops at 128
+/// levels by default, and a sampling heap profile nests one level per
+/// stack frame: a Next.js server's React rendering stacks run deeper, so
+/// its `getSamplingProfile` answer failed to parse and was dropped, and
+/// the diagnosis waited out the command's two minutes. `serde_stacker`
+/// grows the stack as the parse goes deeper instead of overflowing it.
+pub fn parse_message(text: &str) -> serde_json::Result<Value> {
+    use serde::Deserialize;
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.disable_recursion_limit();
+    let value = Value::deserialize(serde_stacker::Deserializer::new(&mut deserializer))?;
+    deserializer.end()?;
+    Ok(value)
+}
+
+/// Drops a value however deep without recursing: serde_json's own drop
+/// recurses once per level, which a deep profile would overflow the stack
+/// with, as the parse would without `serde_stacker`.
+pub fn drop_deep(value: Value) {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// A message that does not parse is not dropped in silence: when it is an
+/// answer (`{"id":N,…`), its caller learns at once why, instead of waiting
+/// for its time limit.
+fn refuse_unreadable(
+    text: &str,
+    error: &serde_json::Error,
+    pending: &mut HashMap<u64, (String, Reply)>,
+) {
+    let id = text
+        .strip_prefix("{\"id\":")
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|digits| digits.parse::<u64>().ok());
+    if let Some((method, reply)) = id.and_then(|id| pending.remove(&id)) {
+        let _ = reply.send(Err(InspectorError::Protocol {
+            method,
+            message: format!(
+                "its answer ({} bytes) is not JSON leakcheck can read: {error}",
+                text.len()
+            ),
+        }));
+    }
 }
 
 fn route_message(
@@ -393,5 +447,43 @@ fn route_message(
                 let _ = subscriber.sink.send(this);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_nested_thousands_deep_parses() {
+        // One level per stack frame: React's rendering stacks pass 128.
+        let depth = 5000;
+        let text = format!(
+            "{{\"id\":7,\"result\":{}{}}}",
+            "{\"children\":[".repeat(depth),
+            "]}".repeat(depth)
+        );
+        let value = parse_message(&text).expect("deep JSON parses");
+        assert_eq!(value["id"], 7);
+        drop_deep(value);
+    }
+
+    #[test]
+    fn an_unreadable_answer_fails_its_caller_at_once() {
+        let (reply, mut answer) = oneshot::channel();
+        let mut pending = HashMap::new();
+        pending.insert(
+            12u64,
+            ("HeapProfiler.getSamplingProfile".to_string(), reply),
+        );
+        let text = "{\"id\":12,\"result\":{\"broken\":";
+        let error = parse_message(text).unwrap_err();
+        refuse_unreadable(text, &error, &mut pending);
+        assert!(pending.is_empty());
+        let answered = answer.try_recv().expect("answered");
+        assert!(
+            matches!(answered, Err(InspectorError::Protocol { .. })),
+            "{answered:?}"
+        );
     }
 }

@@ -44,6 +44,13 @@ pub struct Diagnosis {
     /// what writing snapshots cost it.
     pub target_rss_before: u64,
     pub target_rss_after: u64,
+    /// Seconds reading the sampling heap profile.
+    #[serde(default)]
+    pub profile_seconds: f64,
+    /// What the diagnosis could not add (the allocation sites when the
+    /// profile failed), each with why; the rest stands without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 impl Diagnosis {
@@ -124,6 +131,10 @@ pub struct SourceLocation {
     /// The line's text, when the file could be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The original name of the identifier there, when the map gives one
+    /// (a minifier renamed `propsCache` to `m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl std::fmt::Display for SourceLocation {
@@ -264,6 +275,10 @@ pub struct Holder {
     /// That script's original source, through its source map.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original_script: Option<String>,
+    /// The holder's name in the compiled bundle, when its source map gave
+    /// the original one (`name` is then the original: `propsCache`, not `m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundled_name: Option<String>,
     /// Whose code declares the holder (from its script).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,

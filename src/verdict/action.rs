@@ -128,6 +128,7 @@ mod tests {
             analysis_seconds: 0.0,
             target_rss_before: 0,
             target_rss_after: 0,
+            ..Diagnosis::default()
         }
     }
 

@@ -173,3 +173,84 @@ fn human(seconds: f64) -> String {
         format!("{:.1} h", seconds / 3600.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Figure, Sample, SoakResult, Verdict};
+    use crate::verdict::test_cycles::cycle;
+
+    /// A soak of `timers` counts at 5 s intervals with a flat heap.
+    fn soak_of(timers: &[f64]) -> RouteResult {
+        let cycles = timers
+            .iter()
+            .enumerate()
+            .map(|(i, count)| {
+                let mut after_gc = Sample {
+                    heap_used: 4 << 20,
+                    ..Sample::default()
+                };
+                after_gc
+                    .resources
+                    .insert("active_resources.Timeout".into(), *count);
+                let mut c = cycle(i as u32 + 1, 2500, after_gc.clone(), after_gc);
+                c.read_at_s = Some(5.0 * (i + 1) as f64);
+                c
+            })
+            .collect();
+        RouteResult {
+            cycles,
+            verdict: Some(Verdict {
+                kind: VerdictKind::NoRetention,
+                fails_gate: false,
+                summary: String::new(),
+                action: String::new(),
+                findings: Vec::new(),
+                fits: Vec::new(),
+                figure: Figure {
+                    metric: Series::HEAP_USED,
+                    bytes_per_request: 0.0,
+                },
+            }),
+            soak: Some(SoakResult {
+                elapsed_s: 60.0,
+                requests: 30_000,
+                growth_bytes_per_hour: 0.0,
+                heap_size_limit: Some(4 << 30),
+                hours_to_limit: None,
+                projection: String::new(),
+                load: Default::default(),
+                time_fits: Vec::new(),
+            }),
+            ..RouteResult::default()
+        }
+    }
+
+    #[test]
+    fn a_timer_count_rising_by_the_hour_is_counter_growth() {
+        // Two more timers every 5 s: 1 440 an hour against a floor of 864.
+        let timers: Vec<f64> = (0..12).map(|i| 10.0 + 2.0 * i as f64).collect();
+        let mut route = soak_of(&timers);
+        apply(&mut route, Noise::Process, "request");
+        let verdict = route.verdict.as_ref().unwrap();
+        assert_eq!(verdict.kind, VerdictKind::CounterGrowth, "{verdict:#?}");
+        assert!(
+            verdict.summary.contains("active_resources.Timeout"),
+            "{}",
+            verdict.summary
+        );
+        let fits = &route.soak.as_ref().unwrap().time_fits;
+        let heap = fits.iter().find(|f| f.series == Series::HEAP_USED).unwrap();
+        assert_eq!(heap.decision, TimeDecision::Flat);
+    }
+
+    #[test]
+    fn a_steady_count_leaves_the_verdict_alone() {
+        let mut route = soak_of(&[12.0; 12]);
+        apply(&mut route, Noise::Process, "request");
+        let verdict = route.verdict.as_ref().unwrap();
+        assert_eq!(verdict.kind, VerdictKind::NoRetention);
+        assert!(verdict.has_finding(FindingKind::TimeTrend));
+        assert!(route.soak.unwrap().projection.starts_with("no growth"));
+    }
+}

@@ -172,3 +172,40 @@ fn an_inlined_handler_is_charged_for_what_it_keeps() {
         line_of("tests/targets/inlined-server.mjs", "function keepRecord(")
     );
 }
+
+#[test]
+fn a_failing_sampling_profile_still_names_the_holder_from_the_snapshots() {
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/leak"])
+        .requests("1500")
+        .env("LEAKCHECK_TEST_FAIL", "sampling-profile")
+        .run(&demo_command(port));
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    assert!(port_is_free(port));
+    let result = finished.result();
+    let d = diagnosis(&result, 0);
+    // Both snapshots were taken and the holder named without the profile.
+    assert!(d.snapshot_bytes[1] > 0);
+    holder(&result, 0, "keptRequests");
+    assert!(d.allocation_sites.is_empty());
+    assert!(
+        d.missing.iter().any(|m| m.contains("allocation sites")),
+        "{:#?}",
+        d.missing
+    );
+    let verdict = verdict_of(&result.routes[0]);
+    assert!(
+        verdict
+            .findings
+            .iter()
+            .any(|f| f.kind == leakcheck::model::FindingKind::DiagnosisFailed
+                && f.message.contains("allocation sites")),
+        "{verdict:#?}"
+    );
+    assert!(
+        verdict.action.contains("`keptRequests`"),
+        "{}",
+        verdict.action
+    );
+}

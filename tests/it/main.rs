@@ -15,6 +15,7 @@ mod hostile;
 mod layering;
 mod load;
 mod native;
+mod nextjs;
 mod npm;
 mod page;
 mod page_actions;

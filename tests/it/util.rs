@@ -355,7 +355,14 @@ pub fn run_leakcheck(args: &[&str]) -> Finished {
 }
 
 /// Runs `command` to the end (bounded by `RUN_DEADLINE`), capturing its output.
-pub fn run_to_end(mut command: Command) -> Finished {
+pub fn run_to_end(command: Command) -> Finished {
+    run_within(command, RUN_DEADLINE)
+}
+
+/// Runs `command` to the end within `deadline`: for the few runs whose
+/// diagnosis starts the target again (the native recorder, the allocator
+/// A/B) on a large framework process.
+pub fn run_within(mut command: Command, deadline: Duration) -> Finished {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -373,7 +380,7 @@ pub fn run_to_end(mut command: Command) -> Finished {
         stderr.read_to_string(&mut s).ok();
         s
     });
-    let status = wait_or_interrupt(&mut guard, RUN_DEADLINE);
+    let status = wait_or_interrupt(&mut guard, deadline);
     let finished = Finished {
         code: status.map_or(-1, |s| s.code().unwrap_or(-1)),
         stdout: out_reader.join().unwrap(),
@@ -381,7 +388,7 @@ pub fn run_to_end(mut command: Command) -> Finished {
     };
     if status.is_none() {
         panic!(
-            "process {} did not finish within {RUN_DEADLINE:?}; interrupted, it printed\n\
+            "process {} did not finish within {deadline:?}; interrupted, it printed\n\
              stderr:\n{}\nstdout:\n{}",
             guard.pid(),
             finished.stderr,

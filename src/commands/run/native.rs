@@ -153,6 +153,7 @@ pub async fn diagnose_natively(
 fn apply_trial(into: &mut RouteResult, trial: crate::model::AllocatorTrial, unit: &str) {
     if let (Some(setting), Some(verdict)) = (&trial.fixed_by, into.verdict.as_mut()) {
         verdict.kind = VerdictKind::AllocatorFragmentation;
+        verdict.fails_gate = false;
         verdict.summary = format!(
             "allocator fragmentation, not a leak: {}; no native stack keeps memory per {unit}, \
              and with {setting} rss no longer grows",
@@ -339,7 +340,7 @@ mod tests {
         apply_trial(&mut into, trial, "request");
         let verdict = into.verdict.as_ref().unwrap();
         assert_eq!(verdict.kind, VerdictKind::AllocatorFragmentation);
-        assert!(verdict.kind.is_leak());
+        assert!(!verdict.kind.is_leak() && !verdict.fails_gate);
         assert!(
             verdict
                 .summary

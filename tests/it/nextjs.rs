@@ -1,0 +1,148 @@
+//! A Next.js production server (pages router, `next build` then `next
+//! start`): its diagnosis used to fail on the sampling profile (nested
+//! deeper than serde_json's default limit) and name no holder. Next is
+//! installed from npm and the app built once per build directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use leakcheck::model::{Owner, VerdictKind};
+
+use crate::util::*;
+
+/// The app in tests/targets/nextjs, with next@15 installed and built, in
+/// the build directory's scratch space (rebuilt when a source changed).
+fn built_app() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nextjs");
+    let sources = [
+        "package.json",
+        "next.config.js",
+        "pages/index.js",
+        "pages/clean.js",
+    ];
+    let mut changed = false;
+    for source in sources {
+        let from = std::fs::read(repo_path(&format!("tests/targets/nextjs/{source}"))).unwrap();
+        let to = dir.join(source);
+        if std::fs::read(&to).ok().as_deref() != Some(&from[..]) {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(&to, from).unwrap();
+            changed = true;
+        }
+    }
+    if !dir.join("node_modules/next/package.json").exists() {
+        let status = Command::new("npm")
+            .args([
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--prefix",
+            ])
+            .arg(&dir)
+            .args(["next@15", "react@19", "react-dom@19"])
+            .status()
+            .expect("npm runs");
+        assert!(status.success(), "npm install next failed");
+        changed = true;
+    }
+    if changed || !dir.join(".next/BUILD_ID").exists() {
+        let built = Command::new(node())
+            .current_dir(&dir)
+            .args(["node_modules/next/dist/bin/next", "build"])
+            .env("NEXT_TELEMETRY_DISABLED", "1")
+            .output()
+            .expect("next build runs");
+        assert!(built.status.success(), "next build failed: {built:?}");
+    }
+    dir
+}
+
+fn next_start(app: &Path, port: u16) -> Vec<String> {
+    vec![
+        node(),
+        app.join("node_modules/next/dist/bin/next")
+            .display()
+            .to_string(),
+        "start".into(),
+        app.display().to_string(),
+        "-p".into(),
+        port.to_string(),
+        "-H".into(),
+        "127.0.0.1".into(),
+    ]
+}
+
+#[test]
+fn a_next_server_s_cached_page_names_its_map_in_pages() {
+    let app = built_app();
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/?id={n}"])
+        .env("NEXT_TELEMETRY_DISABLED", "1")
+        .run(&next_start(&app, port));
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    assert!(port_is_free(port));
+    let result = finished.result();
+    let cached = &result.routes[0];
+    assert_eq!(verdict_of(cached).kind, VerdictKind::Retention);
+    let d = cached.diagnosis.as_ref().expect("a diagnosis");
+    assert!(d.missing.is_empty(), "{:#?}", d.missing);
+    // The module-level map, under its own name, in its page's source.
+    let holder = d
+        .holders
+        .iter()
+        .find(|h| h.name == "propsCache")
+        .unwrap_or_else(|| panic!("no propsCache holder: {:#?}", d.holders));
+    assert!(holder.bundled_name.is_some(), "{holder:#?}");
+    assert!(
+        holder
+            .original_script
+            .as_deref()
+            .unwrap_or("")
+            .ends_with("pages/index.js"),
+        "{holder:#?}"
+    );
+    let stored = d
+        .allocation_sites
+        .iter()
+        .find_map(|s| s.holder_line_original.as_ref())
+        .expect("the storing line, mapped");
+    assert!(stored.file.ends_with("pages/index.js"), "{stored:#?}");
+    assert_eq!(
+        stored.line,
+        line_of("tests/targets/nextjs/pages/index.js", "propsCache.set(")
+    );
+    // Framework frames belong to next, not to the app.
+    assert!(
+        d.allocation_sites.iter().any(|s| matches!(
+            &s.owner,
+            Some(Owner::Dependency { name, version: Some(v) }) if name == "next" && v.starts_with("15.")
+        )),
+        "{:#?}",
+        d.allocation_sites
+    );
+    let action = &verdict_of(cached).action;
+    assert!(action.contains("`propsCache`"), "{action}");
+    assert!(action.contains("pages/index.js"), "{action}");
+}
+
+#[test]
+fn a_next_server_s_uncached_twin_is_not_a_leak() {
+    let app = built_app();
+    let port = free_port();
+    // Its rss settles into glibc's arenas over the first cycles; the full
+    // diagnosis (the native recorder, then the allocator A/B) says so,
+    // which starts Next twice more: a longer bound than one run's.
+    let command = RunArgs::new(port)
+        .routes(&["/clean?id={n}"])
+        .env("NEXT_TELEMETRY_DISABLED", "1")
+        .command(&next_start(&app, port));
+    let finished = run_within(command, std::time::Duration::from_secs(300));
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    assert!(port_is_free(port));
+    let result = finished.result();
+    let clean = verdict_of(&result.routes[0]);
+    assert!(!clean.kind.is_leak(), "{clean:#?}");
+}
