@@ -9,7 +9,7 @@ use crate::cli::RunProps;
 use crate::cycle::{CyclePlan, run_route};
 use crate::model::{AllocatorSetting, AllocatorTrial, RouteResult, Series, VerdictKind};
 use crate::net::HttpTarget;
-use crate::process::{LaunchSpec, Target};
+use crate::process::Target;
 use crate::report::progress::Progress;
 
 /// Debian's and Ubuntu's `libjemalloc2`.
@@ -43,20 +43,12 @@ pub async fn trial(
         progress.say(&format!(
             "{route}: allocator A/B: the check again with {setting}"
         ));
-        let target = slot.insert(Target::launch(&LaunchSpec {
-            command: props.command.clone(),
-            grace: props.grace,
-            faults: Some(faults.clone()),
-            node: true,
+        let fresh = super::Fresh {
             node_flags: Vec::new(),
             env: vec![(name, value)],
-        })?);
-        target.wait_ready(http.addr, props.ready_timeout).await?;
-        let url = target
-            .inspector_url(http.addr, std::time::Duration::from_secs(5))
-            .await?;
-        let inspector = crate::inspector::Inspector::connect(&url).await?;
-        let mut probe = crate::probe::InspectorProbe::new(inspector, Vec::new());
+        };
+        let target = super::launch_fresh(slot, props, http, faults, fresh).await?;
+        let mut probe = super::fresh_probe(target, http).await?;
         let mut workload = plan.workload(route, None, crate::probe::Probe::inspector(&probe));
         let mut rerun = RouteResult {
             route: route.to_string(),

@@ -233,16 +233,49 @@ async fn launch(
     faults: &watch::Sender<Option<String>>,
 ) -> anyhow::Result<()> {
     progress.say(&format!("starting `{}`", props.command.join(" ")));
+    launch_fresh(slot, props, http, faults, Fresh::default()).await?;
+    Ok(())
+}
+
+/// What a diagnosis' fresh process of the target gets beyond the command:
+/// Node flags (the native recorder's perf map) and environment (a
+/// recorder's or an allocator's `LD_PRELOAD`).
+#[derive(Default)]
+pub struct Fresh {
+    pub node_flags: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Starts the target's command into `slot` and waits until it serves: the
+/// measured process, and the diagnosis' fresh ones (native recorder,
+/// allocator A/B).
+async fn launch_fresh<'a>(
+    slot: &'a mut Option<Target>,
+    props: &RunProps,
+    http: &HttpTarget,
+    faults: &watch::Sender<Option<String>>,
+    fresh: Fresh,
+) -> anyhow::Result<&'a mut Target> {
     let target = slot.insert(Target::launch(&LaunchSpec {
         command: props.command.clone(),
         grace: props.grace,
         faults: Some(faults.clone()),
         node: true,
-        node_flags: Vec::new(),
-        env: Vec::new(),
+        node_flags: fresh.node_flags,
+        env: fresh.env,
     })?);
     target.wait_ready(http.addr, props.ready_timeout).await?;
-    Ok(())
+    Ok(target)
+}
+
+/// A plain inspector probe on a fresh process (no counters, no workers or
+/// children): what the diagnosis' extra processes are read with.
+async fn fresh_probe(target: &mut Target, http: &HttpTarget) -> anyhow::Result<InspectorProbe> {
+    let url = target
+        .inspector_url(http.addr, Duration::from_secs(5))
+        .await?;
+    let inspector = Inspector::connect(&url).await?;
+    Ok(InspectorProbe::new(inspector, Vec::new()))
 }
 
 /// Stops the target between two routes and waits for its port.

@@ -19,7 +19,7 @@ use crate::native::perf_map::PerfMap;
 use crate::native::{Recorder, Recording};
 use crate::net::HttpTarget;
 use crate::probe::Probe;
-use crate::process::{LaunchSpec, Target, runs_node_directly};
+use crate::process::{Target, runs_node_directly};
 use crate::report::progress::Progress;
 use crate::units::per_request;
 
@@ -191,21 +191,13 @@ async fn record(
 ) -> anyhow::Result<NativeDiagnosis> {
     let dir = tempfile::tempdir()?;
     let recording = recorder.start(dir.path())?;
-    let target = slot.insert(Target::launch(&LaunchSpec {
-        command: props.command.clone(),
-        grace: props.grace,
-        faults: Some(faults.clone()),
-        node: true,
+    let fresh = super::Fresh {
         node_flags: PERF_FLAGS.iter().map(|f| f.to_string()).collect(),
         env: recording.env.clone(),
-    })?);
+    };
+    let target = super::launch_fresh(slot, props, http, faults, fresh).await?;
     let pid = target.pid;
-    target.wait_ready(http.addr, props.ready_timeout).await?;
-    let url = target
-        .inspector_url(http.addr, Duration::from_secs(5))
-        .await?;
-    let inspector = crate::inspector::Inspector::connect(&url).await?;
-    let mut probe = crate::probe::InspectorProbe::new(inspector, Vec::new());
+    let mut probe = super::fresh_probe(target, http).await?;
     let node_exe = std::fs::read_link(format!("/proc/{pid}/exe"))
         .map(|p| p.display().to_string())
         .unwrap_or_default();
