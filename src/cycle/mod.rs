@@ -214,6 +214,11 @@ pub async fn run_route(
             break;
         }
     }
+    work.wind_down(into).await?;
+    if plan.sequential.is_none() && !into.cycles.is_empty() {
+        // The end may complete the last cycle (a soak's status counts).
+        refresh_verdict(into, options);
+    }
     if plan.loop_stats {
         probe.stop_loop_stats().await;
     }

@@ -115,6 +115,14 @@ pub trait Workload: Send {
     /// Hears every cycle recorded into the route, to keep what only this
     /// kind of work reports (a soak's projection) current.
     fn recorded(&mut self, _route: &mut crate::model::RouteResult, _observer: &dyn CycleObserver) {}
+
+    /// Ends what the work keeps running past the last measured cycle's
+    /// reading (a soak's load goes on through its last reading, so every
+    /// reading is taken under the same load), and completes the route with
+    /// what only the end reports.
+    async fn wind_down(&mut self, _route: &mut crate::model::RouteResult) -> Result<(), WorkError> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! on that address, so a process started with `--inspect-port=0.0.0.0:9229`
 //! would expose it on every interface.
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 
 /// The flags whose value may carry the inspector's host.
 const INSPECT_FLAGS: [&str; 5] = [
@@ -42,9 +42,8 @@ pub fn is_loopback_host(host: &str) -> bool {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return ip.is_loopback();
     }
-    (host, 0)
-        .to_socket_addrs()
-        .map(|mut addrs| addrs.all(|a| a.ip().is_loopback()))
+    crate::net::resolve::resolve(host, 0)
+        .map(|addrs| !addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback()))
         .unwrap_or(false)
 }
 

@@ -59,6 +59,19 @@ struct Subscriber {
     sink: mpsc::UnboundedSender<Event>,
 }
 
+/// A TCP connection to a `ws://host:port/…` URL's host.
+async fn tcp_to(url: &str) -> std::io::Result<tokio::net::TcpStream> {
+    let invalid =
+        |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, why.to_string());
+    let parsed = url::Url::parse(url).map_err(|e| invalid(&e.to_string()))?;
+    let host = parsed.host_str().ok_or_else(|| invalid("no host"))?;
+    let port = parsed
+        .port_or_known_default()
+        .ok_or_else(|| invalid("no port"))?;
+    let addrs = crate::net::resolve::resolve(host, port)?;
+    tokio::net::TcpStream::connect(addrs.as_slice()).await
+}
+
 /// A handle on one protocol session; clones share the session.
 #[derive(Clone)]
 pub struct Inspector {
@@ -69,13 +82,16 @@ pub struct Inspector {
 
 impl Inspector {
     pub async fn connect(url: &str) -> Result<Inspector, InspectorError> {
-        let (socket, _) =
-            tokio_tungstenite::connect_async(url)
-                .await
-                .map_err(|e| InspectorError::Connect {
-                    url: url.to_string(),
-                    source: Box::new(e),
-                })?;
+        let failed = |e: tokio_tungstenite::tungstenite::Error| InspectorError::Connect {
+            url: url.to_string(),
+            source: Box::new(e),
+        };
+        // The TCP connection is ours, so that the host is resolved by
+        // `net::resolve` (no system resolver for loopback names; see there).
+        let stream = tcp_to(url).await.map_err(|e| failed(e.into()))?;
+        let (socket, _) = tokio_tungstenite::client_async(url, stream)
+            .await
+            .map_err(failed)?;
         let (commands, command_queue) = mpsc::unbounded_channel();
         let events: EventSink = Arc::new(Mutex::new(Vec::new()));
         tokio::spawn(pump(socket, command_queue, events.clone()));

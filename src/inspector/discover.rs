@@ -3,7 +3,7 @@
 //! makes Node open its inspector on 127.0.0.1:9229 (or the port its
 //! `--inspect-port` names).
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -72,10 +72,9 @@ pub async fn resolve_inspector(spec: &str, allow_remote: bool) -> Result<String,
 }
 
 fn check_loopback(host_port: &str, allow_remote: bool) -> Result<SocketAddr, DiscoverError> {
-    let addr = host_port
-        .to_socket_addrs()
+    let addr = crate::net::resolve::resolve_host_port(host_port)
         .ok()
-        .and_then(|mut a| a.next())
+        .and_then(|a| a.into_iter().next())
         .ok_or_else(|| DiscoverError::BadAddress(host_port.to_string()))?;
     if !allow_remote && !addr.ip().is_loopback() {
         return Err(DiscoverError::NotLoopback(host_port.to_string()));

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+pub mod resolve;
 pub mod response;
 
 use response::{Framing, parse_head};
@@ -67,8 +68,9 @@ pub fn resolve_http(url: &str, allow_remote: bool) -> Result<HttpTarget, NetErro
         .port_or_known_default()
         .ok_or_else(|| bad("no port"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+    let addr = resolve::resolve(host, port)
         .map_err(|e| bad(&e.to_string()))?
+        .into_iter()
         .next()
         .ok_or_else(|| bad("the host resolves to no address"))?;
     if !allow_remote && !addr.ip().is_loopback() {
