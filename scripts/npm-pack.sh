@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the npm packages into OUT (default target/npm), publishing nothing:
 # the main package `leakcheck` (launcher, JS API, types) and the platform
-# package `@leakcheck/linux-x64` (the stripped release binary). Versions of
-# both come from Cargo.toml. Prints the newest glibc symbol version the
-# binary needs and each tarball's size.
+# package `@leakcheck/linux-x64` (the stripped release binary, linked
+# statically by scripts/build-static.sh so that it runs on any x86_64 Linux,
+# Alpine's musl included). Versions of both come from Cargo.toml. Prints the
+# shared libraries the binary needs (none, when static) and each tarball's
+# size.
 # usage: scripts/npm-pack.sh [OUT]   (LEAKCHECK_PACK_BINARY=path skips the build)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,8 +15,7 @@ out=$(cd "$out" && pwd)
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)
 binary=${LEAKCHECK_PACK_BINARY:-}
 if [ -z "$binary" ]; then
-  (cd "$root" && cargo build --release --locked -q)
-  binary=$root/target/release/leakcheck
+  binary=$(bash "$root/scripts/build-static.sh")
 fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -30,8 +31,8 @@ done
 cp "$root/README.md" "$stage/leakcheck/README.md"
 (cd "$stage/linux-x64" && npm pack --silent --pack-destination "$out" >/dev/null)
 (cd "$stage/leakcheck" && npm pack --silent --pack-destination "$out" >/dev/null)
-glibc=$( (objdump -T "$stage/linux-x64/bin/leakcheck" 2>/dev/null || true) | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1 || true)
-echo "version $version; the binary needs $glibc at most (objdump -T)"
+needed=$( (readelf -d "$stage/linux-x64/bin/leakcheck" 2>/dev/null || true) | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+echo "version $version; shared libraries the binary needs: ${needed:-none (static)}"
 for tarball in "$out/leakcheck-$version.tgz" "$out/leakcheck-linux-x64-$version.tgz"; do
   echo "$(basename "$tarball"): $(stat -c %s "$tarball") bytes"
 done

@@ -222,6 +222,13 @@ async fn measure_route(
         };
         diagnose_route(probe, &mut workload, into, diagnosis).await;
     }
+    // In the page's terms: the detached nodes and the listeners that grew.
+    if into.is_leak()
+        && let Some(action) = crate::verdict::page_action::for_page(into, Unit::Iteration.name())
+        && let Some(verdict) = into.verdict.as_mut()
+    {
+        verdict.action = action;
+    }
     for action in &props.teardown {
         action
             .perform_within(&tab.page, &tab.network, props.timeout)
@@ -286,7 +293,16 @@ async fn check_collections(
 }
 
 /// "Chrome/148.0.7778.167", from the page's user agent.
+/// "Chrome/156.0.8078.114": the browser's own product string (the user
+/// agent's is reduced to `156.0.0.0`), the user agent's without it.
 async fn browser_version(page: &Inspector) -> Option<String> {
+    let from_browser = page.call("Browser.getVersion", serde_json::json!({})).await;
+    let product = from_browser
+        .ok()
+        .and_then(|v| v["product"].as_str().map(String::from));
+    if let Some(product) = product.filter(|p| p.contains('/')) {
+        return Some(product.trim_start_matches("Headless").to_string());
+    }
     let agent = page.evaluate("navigator.userAgent").await.ok()?;
     let agent = agent.as_str()?;
     agent

@@ -32,7 +32,7 @@ pub use native::{
 };
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
 pub use rss_parts::{RssPart, RssParts};
-pub use sample::{Metric, RESOURCE_PREFIXES, Resource, ResourceFamily, Sample, Series};
+pub use sample::{Metric, Quantity, RESOURCE_PREFIXES, Resource, ResourceFamily, Sample, Series};
 pub use sequential::{SequentialResult, SequentialSettings, SequentialStop};
 pub use soak::{SoakResult, SoakSettings, TimeDecision, TimeFit};
 pub use verdict::{
@@ -70,6 +70,11 @@ pub struct TargetInfo {
     pub probe: Option<ProbeKind>,
     pub node_version: Option<String>,
     pub url: String,
+    /// The target's working directory (`process.cwd()`): reports print
+    /// script paths under it relative to it (`examples/demo-server.mjs:46`),
+    /// as editors and terminals link them; the JSON keeps the URLs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

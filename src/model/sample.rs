@@ -182,6 +182,16 @@ impl Resource {
 }
 
 /// Names of the automatic handle, listener and DOM series start with these.
+/// What a series' readings, and its growth per unit of work, are in: the
+/// `unit` of a figure and a fit in the JSON. A count is never shown as
+/// bytes (`41 B (dom.Nodes)` was a page's 41 nodes per iteration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Quantity {
+    Bytes,
+    Count,
+}
+
 pub const RESOURCE_PREFIXES: [&str; 3] = ["active_resources.", "listeners.", "dom."];
 
 impl Series {
@@ -211,6 +221,15 @@ impl Series {
     /// A part of rss (`rss.malloc`): it explains the rss row, never makes one.
     pub fn is_rss_part(&self) -> bool {
         matches!(self, Series::RssPart(_))
+    }
+
+    /// What one reading of the series measures: bytes, or a count (DOM
+    /// nodes, handles, listeners, a `--counter`).
+    pub fn quantity(&self) -> Quantity {
+        match self {
+            Series::Memory(_) | Series::RssPart(_) => Quantity::Bytes,
+            Series::Counter(_) | Series::Resource(_) => Quantity::Count,
+        }
     }
 
     /// Whether a counter may take `name` (it must not shadow a memory

@@ -2,9 +2,10 @@
 //! findings beside it, the per-series fits, and the one figure that made
 //! the verdict (the gate, the headline and the baseline all read that one).
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
 
-use super::sample::Series;
+use super::sample::{Quantity, Series};
 
 /// The rows of the method's reading table (METHOD.md, "Reading the result").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,8 +178,10 @@ pub enum Trend {
     Unclear,
 }
 
-/// The fit of one series, as it appears in the JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The fit of one series, as it appears in the JSON. For a counted series
+/// (`dom.Nodes`, `active_resources.Timeout`, a counter) the `_bytes` fields
+/// hold counts; the JSON's `unit` (written from the series) says which.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct MetricFit {
     /// `heapUsed`, `external`, `arrayBuffers`, `rss` or a counter's name.
     pub metric: Series,
@@ -199,10 +202,45 @@ pub struct MetricFit {
 /// retained bytes per request. `retention` is heapUsed (rss when the probe
 /// could not force collections), `off-heap-retention` the off-heap series
 /// that grew; every other row reports heapUsed (rss without forced GC).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// For a counted series (`counter-growth` of `dom.Nodes`) the value is a
+/// count per unit of work, and the JSON's `unit` says `count`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Figure {
     pub metric: Series,
     pub bytes_per_request: f64,
+}
+
+impl Figure {
+    /// Bytes or a count: always the series', so that a verdict that
+    /// changes its series can never leave a stale unit behind.
+    pub fn unit(&self) -> Quantity {
+        self.metric.quantity()
+    }
+}
+
+impl Serialize for Figure {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut figure = serializer.serialize_struct("Figure", 3)?;
+        figure.serialize_field("metric", &self.metric)?;
+        figure.serialize_field("bytes_per_request", &self.bytes_per_request)?;
+        figure.serialize_field("unit", &self.unit())?;
+        figure.end()
+    }
+}
+
+impl Serialize for MetricFit {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut fit = serializer.serialize_struct("MetricFit", 8)?;
+        fit.serialize_field("metric", &self.metric)?;
+        fit.serialize_field("unit", &self.metric.quantity())?;
+        fit.serialize_field("slope_bytes_per_request", &self.slope_bytes_per_request)?;
+        fit.serialize_field("increments", &self.increments)?;
+        fit.serialize_field("noise_bytes", &self.noise_bytes)?;
+        fit.serialize_field("growth_per_cycle_bytes", &self.growth_per_cycle_bytes)?;
+        fit.serialize_field("fitted_from_cycle", &self.fitted_from_cycle)?;
+        fit.serialize_field("trend", &self.trend)?;
+        fit.end()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -70,8 +70,10 @@ pub fn js_frame(name: &str) -> Option<JsFrame> {
     let rest = ["JS:", "LazyCompile:", "Function:"]
         .iter()
         .find_map(|prefix| name.strip_prefix(prefix))?;
-    // The tier mark: `*` optimised, `^` baseline, `~` interpreted, `+` Maglev.
-    let rest = rest.trim_start_matches(['*', '^', '~', '+']);
+    // The tier mark: `*` optimised, `^` baseline, `~` interpreted, `+` Maglev;
+    // V8 14 (Node 26) follows Maglev's and TurboFan's with `'`
+    // (`JS:*'resizeImage …`).
+    let rest = rest.trim_start_matches(['*', '^', '~', '+', '\'']);
     let (function, location) = match rest.rsplit_once(' ') {
         Some((function, location)) => (function, location),
         None => ("", rest),
@@ -140,5 +142,12 @@ mod tests {
         assert_eq!(anonymous.line, 13);
         assert!(js_frame("Builtin:JSEntry").is_none());
         assert!(js_frame("JS:~").is_none());
+        // Node 26's marks of Maglev and TurboFan code.
+        for name in [
+            "JS:+'resizeImage file:///a.mjs:1:21",
+            "JS:*'resizeImage file:///a.mjs:1:21",
+        ] {
+            assert_eq!(js_frame(name).unwrap().function, "resizeImage", "{name}");
+        }
     }
 }

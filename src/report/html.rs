@@ -6,9 +6,10 @@ use std::fmt::Write;
 
 use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
+use super::series_view::{self, Work, figure_text};
 use super::svg::{FitLine, Series, Style, legend, line_chart};
 use crate::model::{self, Metric, RouteResult, RunResult, VerdictKind};
-use crate::units::{MB, mb_cell, per_request};
+use crate::units::{mb_cell, per_request};
 
 pub struct HtmlExporter;
 
@@ -49,17 +50,10 @@ impl Exporter for HtmlExporter {
             esc(&headline)
         );
         let _ = writeln!(out, "<h1>leakcheck: {}</h1>", esc(&headline));
-        let target = if result.target.command.is_empty() {
-            result.target.url.clone()
-        } else {
-            result.target.command.join(" ")
-        };
         let _ = writeln!(
             out,
-            "<p class=\"meta\">Target <code>{}</code>, {} {}, memory read through the {} probe. Load: {} on {} connections. Run {}.</p>",
-            esc(&target),
-            result.settings.runtime(),
-            esc(result.target.node_version.as_deref().unwrap_or("?")),
+            "<p class=\"meta\">Target {}, memory read through the {} probe. Load: {} on {} connections. Run {}.</p>",
+            esc(&super::target_view::target_text(result)),
             esc(result.target.probe.map_or("no", |p| p.name())),
             esc(&result.settings.schedule()),
             result.settings.connections,
@@ -77,11 +71,16 @@ impl Exporter for HtmlExporter {
         if let Some(comparison) = &result.comparison {
             render_comparison(&mut out, comparison);
         }
+        let work = Work::of(result);
         for (index, route) in result.routes.iter().enumerate() {
-            render_route(&mut out, route, index, result.settings.unit.name());
+            render_route(&mut out, route, index, result.settings.unit.name(), work);
         }
-        out.push_str("<p class=\"meta\">Memory in MB (2<sup>20</sup> bytes). After-GC readings follow a settled full collection; the fitted line is the least-squares trend of the after-GC series against requests sent.</p>\n</body></html>\n");
-        Ok(out)
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">Memory in MB (2<sup>20</sup> bytes); counted series (DOM nodes, handles, listeners, counters) as counts. After-GC readings follow a settled full collection; the fitted line is the least-squares trend of the after-GC series against the {}s done.</p>\n</body></html>",
+            result.settings.unit.name()
+        );
+        Ok(super::paths::RelativePaths::of(result).apply(&out))
     }
 }
 
@@ -100,9 +99,7 @@ fn render_overview(out: &mut String, result: &RunResult) {
                 if v.fails_gate { " (leak)" } else { "" }
             )
         });
-        let retained = route.figure().map_or("–".to_string(), |f| {
-            format!("{} ({})", per_request(f.bytes_per_request), f.metric)
-        });
+        let retained = route.figure().map_or("–".to_string(), figure_text);
         let first = route.baseline.as_ref().map(|s| s.heap_used);
         let last = route.cycles.last().map(|c| c.after_gc.heap_used);
         let series = match (first, last) {
@@ -142,7 +139,7 @@ fn render_comparison(out: &mut String, comparison: &crate::model::Comparison) {
     out.push_str("</table>\n");
 }
 
-fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str) {
+fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str, work: Work) {
     let _ = writeln!(
         out,
         "<h2 id=\"route-{index}\">Route <code>{}</code></h2>",
@@ -206,7 +203,7 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str)
         super::diagnosis_view::native_lines(route, unit),
     );
     render_charts(out, route);
-    render_table(out, route);
+    render_table(out, route, unit, work);
 }
 
 /// A heading (HTML, trusted) and a list of escaped lines; nothing when
@@ -276,27 +273,25 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     );
 }
 
+/// A chart per series `series_view::charted` picks: the verdict's first,
+/// then what grew, then the memory the target reported.
 fn render_charts(out: &mut String, route: &RouteResult) {
     let Some(baseline) = &route.baseline else {
         return;
     };
     let labels: Vec<String> = (0..=route.cycles.len()).map(|i| i.to_string()).collect();
     out.push_str("<div class=\"charts\">");
-    for metric in [
-        Metric::HeapUsed,
-        Metric::Rss,
-        Metric::External,
-        Metric::ArrayBuffers,
-    ] {
-        let read = |s: &crate::model::Sample| s.get(metric) as f64 / MB;
-        let after_gc: Vec<Option<f64>> = std::iter::once(Some(read(baseline)))
-            .chain(route.cycles.iter().map(|c| Some(read(&c.after_gc))))
+    for series in series_view::charted(route) {
+        let (unit, scale) = series_view::chart_scale(&series);
+        let read = |s: &crate::model::Sample| s.value(&series).map(|v| v / scale);
+        let after_gc: Vec<Option<f64>> = std::iter::once(read(baseline))
+            .chain(route.cycles.iter().map(|c| read(&c.after_gc)))
             .collect();
         let after_load: Vec<Option<f64>> = std::iter::once(None)
-            .chain(route.cycles.iter().map(|c| Some(read(&c.after_load))))
+            .chain(route.cycles.iter().map(|c| read(&c.after_load)))
             .collect();
-        let fit = fitted_line(route, &model::Series::Memory(metric), &after_gc);
-        let series = [
+        let fit = fitted_line(route, &series, &after_gc, scale);
+        let lines = [
             Series {
                 label: "after GC",
                 values: after_gc,
@@ -308,21 +303,28 @@ fn render_charts(out: &mut String, route: &RouteResult) {
                 style: Style::Secondary,
             },
         ];
-        out.push_str("<figure>");
-        out.push_str(&line_chart(
-            metric.label(),
-            "MB",
-            &labels,
-            &series,
-            fit.as_ref(),
-        ));
-        out.push_str("</figure>");
+        let _ = write!(
+            out,
+            "<figure data-series=\"{}\">{}</figure>",
+            esc(series.name()),
+            line_chart(series.name(), unit, &labels, &lines, fit.as_ref())
+        );
     }
     if let Some(chart) = super::loop_view::chart(route) {
-        let _ = write!(out, "<figure>{chart}</figure>");
+        let _ = write!(out, "<figure data-series=\"event-loop\">{chart}</figure>");
     }
     out.push_str("</div>");
     out.push_str(&legend());
+    let unread = series_view::not_read(route);
+    if !unread.is_empty() {
+        let names: Vec<&str> = unread.iter().map(|m| m.label()).collect();
+        let _ = write!(
+            out,
+            "<p class=\"meta\">Not read: {} (the target does not report {}).</p>",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" }
+        );
+    }
     let lines: Vec<String> = route
         .cycles
         .iter()
@@ -344,6 +346,7 @@ fn fitted_line(
     route: &RouteResult,
     metric: &model::Series,
     after_gc: &[Option<f64>],
+    scale: f64,
 ) -> Option<FitLine> {
     let fit = route.verdict.as_ref()?.fit(metric)?;
     let first = fit.fitted_from_cycle as usize;
@@ -362,7 +365,7 @@ fn fitted_line(
         .collect();
     let mean_x = xs.iter().sum::<f64>() / xs.len() as f64;
     let mean_y = ys.iter().sum::<f64>() / ys.len() as f64;
-    let slope = fit.slope_bytes_per_request / MB;
+    let slope = fit.slope_bytes_per_request / scale;
     let at = |x: f64| mean_y + slope * (x - mean_x);
     Some(FitLine {
         from: (first as f64, at(xs[0])),
@@ -370,59 +373,82 @@ fn fitted_line(
     })
 }
 
-fn render_table(out: &mut String, route: &RouteResult) {
-    out.push_str("<table><tr><th>cycle</th><th class=\"l\">reading</th><th>rss</th><th>heapTotal</th><th>heapUsed</th><th>external</th><th>arrayBuffers</th><th>requests</th><th>errors</th><th>non-2xx</th><th>req/s</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th></tr>\n");
+/// The readings per cycle: the memory the target reported, then the work
+/// in its own unit (requests or iterations).
+fn render_table(out: &mut String, route: &RouteResult, unit: &str, work: Work) {
+    let memory: Vec<Metric> = [
+        Metric::Rss,
+        Metric::HeapTotal,
+        Metric::HeapUsed,
+        Metric::External,
+        Metric::ArrayBuffers,
+    ]
+    .into_iter()
+    .filter(|m| series_view::was_read(route, *m) || *m == Metric::HeapUsed)
+    .collect();
+    out.push_str("<table class=\"cycles\"><tr><th>cycle</th><th class=\"l\">reading</th>");
+    for m in &memory {
+        let _ = write!(out, "<th>{}</th>", m.label());
+    }
+    for column in work.columns() {
+        let _ = write!(out, "<th>{column}</th>");
+    }
+    out.push_str("</tr>\n");
     let cells = |s: &crate::model::Sample| {
-        format!(
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
-            mb_cell(s.rss),
-            mb_cell(s.heap_total),
-            mb_cell(s.heap_used),
-            mb_cell(s.external),
-            mb_cell(s.array_buffers)
-        )
+        memory
+            .iter()
+            .map(|m| format!("<td>{}</td>", mb_cell(s.get(*m))))
+            .collect::<String>()
     };
+    let blank = format!("<td colspan=\"{}\"></td>", work.columns().len());
     if let Some(b) = &route.baseline {
         let _ = writeln!(
             out,
-            "<tr><td>0</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>",
+            "<tr><td>0</td><td class=\"l\">after GC</td>{}{blank}</tr>",
             cells(b)
         );
     }
     for c in &route.cycles {
-        let latency = c.load.latency_ms.as_ref();
-        let ms = |f: fn(&crate::model::LatencySummary) -> f64| {
-            latency.map_or("–".into(), |l| format!("{:.2}", f(l)))
-        };
+        let work_cells: String = work
+            .cells(c)
+            .iter()
+            .map(|cell| format!("<td>{}</td>", esc(cell)))
+            .collect();
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"l\">after load</td>{}<td>{}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"l\">after load</td>{}{work_cells}</tr>",
             c.cycle,
-            cells(&c.after_load),
-            c.requests,
-            c.errors,
-            c.non_2xx,
-            c.load.requests_per_second,
-            ms(|l| l.p50),
-            ms(|l| l.p99),
-            ms(|l| l.max)
+            cells(&c.after_load)
         );
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"l\">after GC</td>{}<td colspan=\"7\"></td></tr>",
+            "<tr><td>{}</td><td class=\"l\">after GC</td>{}{blank}</tr>",
             c.cycle,
             cells(&c.after_gc)
         );
     }
     out.push_str("</table>\n");
+    if let Some(failure) = work.first_failure(route) {
+        let _ = writeln!(out, "<p>First failure: {}</p>", esc(&failure));
+    }
     if let Some(r) = &route.retained_bytes_per_request {
-        let _ = writeln!(
-            out,
-            "<p>Retained per request: heapUsed <b>{}</b> · external {} · arrayBuffers {} · rss {}</p>",
-            per_request(r.heap_used),
-            per_request(r.external),
-            per_request(r.array_buffers),
-            per_request(r.rss)
-        );
+        let mut parts = vec![format!("heapUsed <b>{}</b>", per_request(r.heap_used))];
+        for (metric, value) in [
+            (Metric::External, r.external),
+            (Metric::ArrayBuffers, r.array_buffers),
+            (Metric::Rss, r.rss),
+        ] {
+            if series_view::was_read(route, metric) {
+                parts.push(format!("{} {}", metric.label(), per_request(value)));
+            }
+        }
+        for fit in series_view::growing_counts(route) {
+            parts.push(format!(
+                "<b>{}</b> {}",
+                series_view::count(fit.slope_bytes_per_request),
+                esc(fit.metric.name())
+            ));
+        }
+        let _ = writeln!(out, "<p>Retained per {unit}: {}</p>", parts.join(" · "));
     }
 }

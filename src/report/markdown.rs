@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
+use super::series_view::{Work, figure_text};
 use crate::model::RunResult;
 use crate::units::{MB, per_request};
 
@@ -23,17 +24,21 @@ impl Exporter for MarkdownExporter {
         let _ = writeln!(out, "### leakcheck: {}\n", result.headline());
         let _ = writeln!(
             out,
-            "{}, {} connections, {} probe, {} {}. Run {}.\n",
+            "Target {}. {}, {} connections, {} probe. Run {}.\n",
+            super::target_view::target_text(result),
             result.settings.schedule(),
             result.settings.connections,
             result.target.probe.map_or("no", |p| p.name()),
-            result.settings.runtime(),
-            result.target.node_version.as_deref().unwrap_or("?"),
             result.outcome.status
         );
+        let work = Work::of(result);
+        let failures = match work {
+            Work::Requests => "errors / non-2xx",
+            Work::Iterations => "failed iterations",
+        };
         let _ = writeln!(
             out,
-            "| route | verdict | retained / {} | after-GC heapUsed (MB) | errors / non-2xx |",
+            "| route | verdict | retained / {} | after-GC heapUsed (MB) | {failures} |",
             result.settings.unit.name()
         );
         let _ = writeln!(out, "|---|---|--:|---|--:|");
@@ -41,23 +46,23 @@ impl Exporter for MarkdownExporter {
             let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
                 format!("{}{}", v.kind.name(), if v.fails_gate { " ⚠" } else { "" })
             });
-            let retained = route.figure().map_or("–".to_string(), |f| {
-                format!("{} ({})", per_request(f.bytes_per_request), f.metric)
-            });
+            let retained = route.figure().map_or("–".to_string(), figure_text);
             let series: Vec<String> = route
                 .after_gc_series()
                 .map(|s| format!("{:.1}", s.heap_used as f64 / MB))
                 .collect();
             let (errors, non_2xx) = route.failed_requests();
+            let failed = match work {
+                Work::Requests => format!("{errors} / {non_2xx}"),
+                Work::Iterations => errors.to_string(),
+            };
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} | {} | {} / {} |",
+                "| `{}` | {} | {} | {} | {failed} |",
                 cell(&route.route),
                 verdict,
                 retained,
                 series.join(" → "),
-                errors,
-                non_2xx
             );
         }
         out.push('\n');
@@ -122,7 +127,7 @@ impl Exporter for MarkdownExporter {
                 );
             }
         }
-        Ok(out)
+        Ok(super::paths::RelativePaths::of(result).apply(&out))
     }
 }
 

@@ -10,9 +10,12 @@ pub mod load;
 mod loop_view;
 mod markdown;
 pub mod output;
+mod paths;
 pub mod progress;
 mod schedule_view;
+mod series_view;
 mod svg;
+mod target_view;
 mod terminal;
 
 pub use html::HtmlExporter;

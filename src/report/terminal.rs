@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
-use crate::model::Sample;
-use crate::model::{OutcomeStatus, RouteResult, RunResult, Unit};
+use super::series_view::{self, Work};
+use crate::model::{Metric, OutcomeStatus, RouteResult, RunResult, Sample, Unit};
 use crate::units::{mb_cell, per_request};
 
 pub struct TerminalExporter;
@@ -17,15 +17,8 @@ impl Exporter for TerminalExporter {
         let s = &result.settings;
         writeln!(
             out,
-            "target: {} (pid {}, {} {}, probe {})",
-            if result.target.command.is_empty() {
-                result.target.url.clone()
-            } else {
-                result.target.command.join(" ")
-            },
-            result.target.pid.map_or("?".into(), |p| p.to_string()),
-            result.settings.runtime().to_lowercase(),
-            result.target.node_version.as_deref().unwrap_or("?"),
+            "target: {}, probe {}",
+            super::target_view::target_text(result),
             result.target.probe.map_or("none", |p| p.name())
         )?;
         let how = match (&s.scenario, &s.load_cmd) {
@@ -42,9 +35,10 @@ impl Exporter for TerminalExporter {
             s.abort
                 .map_or(String::new(), |a| format!(", {:.0} % hung up", a * 100.0))
         )?;
+        let work = Work::of(result);
         for route in &result.routes {
             out.push('\n');
-            render_route(&mut out, route, result.settings.unit)?;
+            render_route(&mut out, route, result.settings.unit, work)?;
         }
         if result.outcome.status != OutcomeStatus::Complete {
             writeln!(
@@ -60,30 +54,66 @@ impl Exporter for TerminalExporter {
                 }
             }
         }
-        Ok(out)
+        Ok(super::paths::RelativePaths::of(result).apply(&out))
     }
 }
 
-const HEADER: &str = "cycle  reading        rss  heapTotal  heapUsed  external  arrayBuffers   requests  errors  non-2xx    req/s";
-
-fn memory_cells(sample: &Sample) -> String {
-    format!(
-        "{:>7}  {:>9}  {:>8}  {:>8}  {:>12}",
-        mb_cell(sample.rss),
-        mb_cell(sample.heap_total),
-        mb_cell(sample.heap_used),
-        mb_cell(sample.external),
-        mb_cell(sample.array_buffers)
-    )
+/// The memory columns a route's table shows: heapUsed always, the others
+/// where the target reported them (a page has no `external`).
+fn memory_columns(route: &RouteResult) -> Vec<Metric> {
+    [
+        Metric::Rss,
+        Metric::HeapTotal,
+        Metric::HeapUsed,
+        Metric::External,
+        Metric::ArrayBuffers,
+    ]
+    .into_iter()
+    .filter(|m| series_view::was_read(route, *m) || *m == Metric::HeapUsed)
+    .collect()
 }
 
-fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::Result {
+/// Right-aligned cells, each at least as wide as its header.
+fn row(cells: &[String], headers: &[&str]) -> String {
+    cells
+        .iter()
+        .zip(headers)
+        .map(|(cell, header)| format!("{cell:>width$}", width = header.len().max(7)))
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -> std::fmt::Result {
     writeln!(out, "route {}  (memory in MB)", route.route)?;
-    writeln!(out, "{HEADER}")?;
+    let memory = memory_columns(route);
+    let memory_headers: Vec<&str> = memory.iter().map(|m| m.label()).collect();
+    let work_headers = work.columns();
+    writeln!(
+        out,
+        "cycle  reading     {}  {}",
+        row(
+            &memory_headers
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>(),
+            &memory_headers
+        ),
+        row(
+            &work_headers
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>(),
+            work_headers
+        )
+    )?;
+    let memory_cells = |sample: &Sample| {
+        let cells: Vec<String> = memory.iter().map(|m| mb_cell(sample.get(*m))).collect();
+        row(&cells, &memory_headers)
+    };
     if let Some(baseline) = &route.baseline {
         writeln!(
             out,
-            "{:>5}  {:<10} {}",
+            "{:>5}  {:<10}  {}",
             0,
             "after GC",
             memory_cells(baseline)
@@ -92,18 +122,15 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
     for cycle in &route.cycles {
         writeln!(
             out,
-            "{:>5}  {:<10} {}  {:>9}  {:>6}  {:>7}  {:>7.0}",
+            "{:>5}  {:<10}  {}  {}",
             cycle.cycle,
             "after load",
             memory_cells(&cycle.after_load),
-            cycle.requests,
-            cycle.errors,
-            cycle.non_2xx,
-            cycle.load.requests_per_second
+            row(&work.cells(cycle), work_headers)
         )?;
         writeln!(
             out,
-            "{:>5}  {:<10} {}",
+            "{:>5}  {:<10}  {}",
             cycle.cycle,
             "after GC",
             memory_cells(&cycle.after_gc)
@@ -128,16 +155,38 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit) -> std::fmt::
             }
         }
     }
-    if let Some(r) = &route.retained_bytes_per_request {
+    let unread = series_view::not_read(route);
+    if !unread.is_empty() {
+        let names: Vec<&str> = unread.iter().map(|m| m.label()).collect();
+        let pronoun = if names.len() == 1 { "it" } else { "them" };
         writeln!(
             out,
-            "retained per {}: heapUsed {} · external {} · arrayBuffers {} · rss {}",
-            unit.name(),
-            per_request(r.heap_used),
-            per_request(r.external),
-            per_request(r.array_buffers),
-            per_request(r.rss)
+            "not read: {} (the target does not report {pronoun})",
+            names.join(", ")
         )?;
+    }
+    if let Some(failure) = work.first_failure(route) {
+        writeln!(out, "first failure: {failure}")?;
+    }
+    if let Some(r) = &route.retained_bytes_per_request {
+        let mut parts = vec![format!("heapUsed {}", per_request(r.heap_used))];
+        for (metric, value) in [
+            (Metric::External, r.external),
+            (Metric::ArrayBuffers, r.array_buffers),
+            (Metric::Rss, r.rss),
+        ] {
+            if series_view::was_read(route, metric) {
+                parts.push(format!("{} {}", metric.label(), per_request(value)));
+            }
+        }
+        for fit in series_view::growing_counts(route) {
+            parts.push(format!(
+                "{} {}",
+                series_view::count(fit.slope_bytes_per_request),
+                fit.metric
+            ));
+        }
+        writeln!(out, "retained per {}: {}", unit.name(), parts.join(" · "))?;
     }
     for line in route.cycles.iter().filter_map(super::loop_view::cycle_line) {
         writeln!(out, "loop  {line}")?;

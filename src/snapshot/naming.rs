@@ -236,17 +236,29 @@ fn is_context(b: &Analysis, n: NodeId) -> bool {
     b.graph.name(n) == "system / Context"
 }
 
-/// The global object: what the root's shortcut edges point at (user roots),
-/// or a node named `global` / `Window`.
+/// The global object: what the root's shortcut edges point at (user roots;
+/// from V8 14, Node 26, they point at the native context, whose internal
+/// `global_object` edge leads to it), or a node named `global` (V8 14:
+/// `global (global*) / `), `globalThis` or `Window`.
 fn is_global_object(b: &Analysis, n: NodeId) -> bool {
     let graph = &b.graph;
     let name = graph.name(n);
-    if name == "global" || name.starts_with("Window") || name == "globalThis" {
+    let first_word = name.split([' ', '/']).next().unwrap_or("");
+    if matches!(first_word, "global" | "globalThis") || name.starts_with("Window") {
         return true;
     }
+    let leads_to_global = |context: NodeId| {
+        graph.edges(context).any(|e| {
+            graph.edge_type(e) == EdgeType::Internal
+                && graph.edge_name(e) == "global_object"
+                && graph.edge_to(e) == n
+        })
+    };
     graph
         .edges(NodeId::ROOT)
-        .any(|e| graph.edge_type(e) == EdgeType::Shortcut && graph.edge_to(e) == n)
+        .filter(|e| graph.edge_type(*e) == EdgeType::Shortcut)
+        .map(|e| graph.edge_to(e))
+        .any(|to| to == n || leads_to_global(to))
 }
 
 /// The script of a function that closes over `context`: context ← closure

@@ -12,6 +12,7 @@ pub mod handles;
 pub mod isolates;
 pub mod metric;
 pub mod over_time;
+pub mod page_action;
 pub mod projection;
 pub mod sequential;
 #[cfg(test)]

@@ -5,6 +5,7 @@
 mod page_util;
 mod util;
 
+mod action;
 mod attach;
 mod attribution;
 mod deadlines;
@@ -21,12 +22,14 @@ mod page;
 mod page_actions;
 mod page_collections;
 mod parsers_never_panic;
+mod report_views;
 mod reports;
 mod run_demo;
 mod run_faults;
 mod sequential;
 mod snapshots;
 mod soak;
+mod static_binary;
 mod time_growth;
 mod too_little;
 mod traffic;

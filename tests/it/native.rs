@@ -41,6 +41,17 @@ fn heaptrack_installed() -> bool {
     found
 }
 
+/// V8 code logs (`isolate-…-v8.log`) in the tests' working directory.
+fn v8_logs() -> Vec<String> {
+    let mut logs: Vec<String> = std::fs::read_dir(".")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("isolate-") && name.ends_with("-v8.log"))
+        .collect();
+    logs.sort();
+    logs
+}
+
 #[test]
 fn a_native_leak_through_an_ffi_package_names_the_package_and_the_javascript_caller() {
     if !heaptrack_installed() {
@@ -49,9 +60,17 @@ fn a_native_leak_through_an_ffi_package_names_the_package_and_the_javascript_cal
     let script = ffi_target();
     let port = free_port();
     let command = vec![node(), script.display().to_string(), port.to_string()];
+    let v8_logs_before = v8_logs();
     let finished = RunArgs::new(port).routes(&["/work"]).run(&command);
     assert_eq!(finished.code, 1, "{}", finished.stderr);
     assert!(port_is_free(port));
+    // The recorded process' V8 code log goes to the scratch folder, not
+    // into the target's working directory.
+    assert_eq!(
+        v8_logs(),
+        v8_logs_before,
+        "isolate-*-v8.log left in the working directory"
+    );
     // The rss split and the native diagnosis are documented in schema.json.
     validate(&finished.stdout);
     let result = finished.result();
@@ -142,7 +161,20 @@ fn the_same_call_freed_and_heavy_zlib_churn_read_clean() {
     let result = finished.result();
     let route = &result.routes[0];
     let verdict = verdict_of(route);
-    assert_eq!(verdict.kind, VerdictKind::NoRetention, "{verdict:#?}");
-    assert!(route.native.is_none());
+    // Never a leak. Under Node 24, zlib's threadpool grew glibc's arenas
+    // for a few cycles (rss 59 → 91 MB, heap flat): the native recorder
+    // then finds no stack that keeps memory, and the A/B reads it clean
+    // with MALLOC_ARENA_MAX=2: allocator fragmentation, exit 0.
+    match verdict.kind {
+        VerdictKind::NoRetention => assert!(route.native.is_none()),
+        VerdictKind::AllocatorFragmentation => {
+            assert!(!verdict.fails_gate);
+            assert!(
+                verdict.summary.contains("no native stack keeps memory"),
+                "{verdict:#?}"
+            );
+        }
+        _ => panic!("{verdict:#?}"),
+    }
     assert!(port_is_free(port));
 }

@@ -195,8 +195,9 @@ fn the_js_api_works_inside_node_test() {
     let file = project.root.join("leak.test.mjs");
     std::fs::write(&file, API_TEST).unwrap();
     let mut command = Command::new(node());
+    // TAP, named: Node 26's default reporter is `spec` even into a pipe.
     command
-        .arg("--test")
+        .args(["--test", "--test-reporter=tap"])
         .arg(&file)
         .current_dir(&project.root)
         .env("DEMO_NODE", node())
@@ -210,7 +211,7 @@ fn the_js_api_works_inside_node_test() {
 }
 
 /// The `run:` blocks of a GitHub Actions workflow, as shell lines.
-fn run_lines(workflow: &str) -> Vec<String> {
+pub(crate) fn run_lines(workflow: &str) -> Vec<String> {
     let mut lines = Vec::new();
     let mut block: Option<usize> = None;
     for line in workflow.lines() {

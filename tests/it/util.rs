@@ -443,8 +443,8 @@ pub fn script(name: &str, source: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
-/// The Node binary the tests use: `LEAKCHECK_TEST_NODE` (CI sets it to a
-/// Node 22 for a second pass) or `node` from the PATH.
+/// The Node binary the tests use: `LEAKCHECK_TEST_NODE` (CI sets it to each
+/// Node line in turn: 24, 22 and 26) or `node` from the PATH.
 pub fn node() -> String {
     std::env::var("LEAKCHECK_TEST_NODE").unwrap_or_else(|_| "node".to_string())
 }

@@ -362,5 +362,19 @@ async fn connect_probe(
     };
     result.target.node_version = connected.node_version;
     result.target.probe = Some(connected.probe.kind());
+    result.target.cwd = target_cwd(connected.probe.as_ref(), result.target.pid).await;
     Ok(connected.probe)
+}
+
+/// The target's `process.cwd()`, or its `/proc/PID/cwd` without an
+/// inspector.
+async fn target_cwd(probe: &dyn Probe, pid: Option<u32>) -> Option<String> {
+    if let Some(inspector) = probe.inspector()
+        && let Ok(serde_json::Value::String(cwd)) =
+            inspector.evaluate_in_console("process.cwd()").await
+    {
+        return Some(cwd);
+    }
+    let link = std::fs::read_link(format!("/proc/{}/cwd", pid?)).ok()?;
+    Some(link.display().to_string())
 }

@@ -191,8 +191,14 @@ async fn record(
 ) -> anyhow::Result<NativeDiagnosis> {
     let dir = tempfile::tempdir()?;
     let recording = recorder.start(dir.path())?;
+    // With the perf map, V8 also writes its code log, by default as
+    // isolate-*-v8.log into the target's working directory (the user's
+    // project): into the scratch folder instead, with the recording.
+    let mut node_flags: Vec<String> = PERF_FLAGS.iter().map(|f| f.to_string()).collect();
+    node_flags.push("--no-logfile-per-isolate".into());
+    node_flags.push(format!("--logfile={}", dir.path().join("v8.log").display()));
     let fresh = super::Fresh {
-        node_flags: PERF_FLAGS.iter().map(|f| f.to_string()).collect(),
+        node_flags,
         env: recording.env.clone(),
     };
     let target = super::launch_fresh(slot, props, http, faults, fresh).await?;

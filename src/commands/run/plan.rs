@@ -118,6 +118,7 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
             probe: None,
             node_version: None,
             url: crate::net::redacted(&props.url),
+            cwd: None,
         },
         settings: Settings {
             cycles: match &props.soak {

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds the platform binary that runs on any x86_64 Linux (glibc of any
+# age, Alpine's musl, a distroless or empty image): glibc linked in
+# statically (`-C target-feature=+crt-static`, a static-pie). leakcheck
+# needs nothing at run time that a static glibc loads dynamically: loopback
+# names are resolved without NSS (src/net/resolve.rs), and it uses no
+# iconv or locale data. The explicit --target keeps build scripts and
+# proc-macros dynamic (they run on the build machine) and the artifacts in
+# their own folder. Prints the binary's path.
+# usage: scripts/build-static.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+target=x86_64-unknown-linux-gnu
+RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+  cargo build --release --locked -q --target "$target" --manifest-path "$root/Cargo.toml" >&2
+echo "$root/target/$target/release/leakcheck"

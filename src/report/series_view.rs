@@ -1,0 +1,200 @@
+//! What a route's report shows of its series, decided once for the
+//! terminal, Markdown and HTML: the figure in its own unit (bytes, or a
+//! count: a page's 41 nodes per iteration is never "41 B"), the series to
+//! chart (what made the verdict first, then what grew, then the memory
+//! series that were read; a series the target never reported is named "not
+//! read" once instead of drawn as zeros), and the columns of the per-cycle
+//! table in the unit of work's language (requests for a server, iterations
+//! for a page).
+
+use crate::model::{
+    CycleResult, Figure, Metric, MetricFit, Quantity, RouteResult, RunResult, Series, Trend,
+};
+use crate::units::{MB, per_request};
+
+/// A count per unit: `+41`, `+0.25`, `-1`.
+pub fn count(value: f64) -> String {
+    if value.abs() >= 10.0 || value.fract().abs() < 0.005 {
+        format!("{value:+.0}")
+    } else {
+        format!("{value:+.2}")
+    }
+}
+
+/// The verdict's figure for a summary cell: `0.47 KB (heapUsed)`,
+/// `+41 dom.Nodes`.
+pub fn figure_text(figure: &Figure) -> String {
+    match figure.unit() {
+        Quantity::Bytes => format!(
+            "{} ({})",
+            per_request(figure.bytes_per_request),
+            figure.metric
+        ),
+        Quantity::Count => format!("{} {}", count(figure.bytes_per_request), figure.metric),
+    }
+}
+
+/// Whether the target reported `metric` at all: a page has no `external`
+/// (and no `arrayBuffers` before Chromium 120), which read as zeros.
+pub fn was_read(route: &RouteResult, metric: Metric) -> bool {
+    let readings = route.baseline.iter().chain(
+        route
+            .cycles
+            .iter()
+            .flat_map(|c| [&c.after_load, &c.after_gc]),
+    );
+    readings.map(|s| s.get(metric)).any(|v| v > 0)
+}
+
+/// The memory figures the target did not report, for one "not read" note.
+pub fn not_read(route: &RouteResult) -> Vec<Metric> {
+    [Metric::Rss, Metric::External, Metric::ArrayBuffers]
+        .into_iter()
+        .filter(|m| !was_read(route, *m))
+        .collect()
+}
+
+/// Counted series (handles, listeners, DOM counts, counters) whose fit
+/// grows with the work, largest first.
+pub fn growing_counts(route: &RouteResult) -> Vec<&MetricFit> {
+    let Some(verdict) = &route.verdict else {
+        return Vec::new();
+    };
+    let mut fits: Vec<&MetricFit> = verdict
+        .fits
+        .iter()
+        .filter(|f| f.metric.quantity() == Quantity::Count && f.trend == Trend::Growing)
+        .collect();
+    fits.sort_by(|a, b| {
+        b.slope_bytes_per_request
+            .total_cmp(&a.slope_bytes_per_request)
+    });
+    fits
+}
+
+/// The series to chart, in order: the verdict's own series, heapUsed, each
+/// growing count, then rss, external and arrayBuffers where read.
+pub fn charted(route: &RouteResult) -> Vec<Series> {
+    let mut series: Vec<Series> = Vec::new();
+    let mut push = |s: Series| {
+        if !series.contains(&s) {
+            series.push(s);
+        }
+    };
+    if let Some(figure) = route.figure() {
+        push(figure.metric.clone());
+    }
+    push(Series::HEAP_USED);
+    for fit in growing_counts(route) {
+        push(fit.metric.clone());
+    }
+    for metric in [Metric::Rss, Metric::External, Metric::ArrayBuffers] {
+        if was_read(route, metric) {
+            push(Series::Memory(metric));
+        }
+    }
+    series
+}
+
+/// A chart's unit and the scale of its readings: MB for bytes, as counted.
+pub fn chart_scale(series: &Series) -> (&'static str, f64) {
+    match series.quantity() {
+        Quantity::Bytes => ("MB", MB),
+        Quantity::Count => ("count", 1.0),
+    }
+}
+
+/// The unit of work the per-cycle table speaks in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// A server's requests: count, errors, non-2xx, rate, latencies.
+    Requests,
+    /// A page's iterations of its actions: count, failed, rate, time each.
+    Iterations,
+}
+
+impl Work {
+    pub fn of(result: &RunResult) -> Work {
+        match result.settings.runtime() {
+            "browser" => Work::Iterations,
+            _ => Work::Requests,
+        }
+    }
+
+    /// The per-cycle table's columns about the work (after the memory).
+    pub fn columns(self) -> &'static [&'static str] {
+        match self {
+            Work::Requests => &[
+                "requests", "errors", "non-2xx", "req/s", "p50 ms", "p99 ms", "max ms",
+            ],
+            Work::Iterations => &["iterations", "failed", "iterations/s", "ms / iteration"],
+        }
+    }
+
+    /// One cycle's cells for `columns`.
+    pub fn cells(self, cycle: &CycleResult) -> Vec<String> {
+        match self {
+            Work::Requests => {
+                let latency = cycle.load.latency_ms.as_ref();
+                let ms = |f: fn(&crate::model::LatencySummary) -> f64| {
+                    latency.map_or("–".into(), |l| format!("{:.2}", f(l)))
+                };
+                vec![
+                    cycle.requests.to_string(),
+                    cycle.errors.to_string(),
+                    cycle.non_2xx.to_string(),
+                    format!("{:.0}", cycle.load.requests_per_second),
+                    ms(|l| l.p50),
+                    ms(|l| l.p99),
+                    ms(|l| l.max),
+                ]
+            }
+            Work::Iterations => {
+                let done = cycle.load.iterations.unwrap_or(cycle.requests);
+                let failed = cycle.load.failed_iterations.unwrap_or(cycle.errors);
+                let each = match done {
+                    0 => "–".to_string(),
+                    n => format!("{:.1}", cycle.duration_s * 1000.0 / n as f64),
+                };
+                vec![
+                    done.to_string(),
+                    failed.to_string(),
+                    format!("{:.1}", done as f64 / cycle.duration_s.max(1e-9)),
+                    each,
+                ]
+            }
+        }
+    }
+
+    /// The first failure of the work, once for the route: "cycle 2: the
+    /// selector `#close` matched nothing".
+    pub fn first_failure(self, route: &RouteResult) -> Option<String> {
+        route.cycles.iter().find_map(|c| {
+            let reason = c.load.failure_reasons.first()?;
+            Some(format!("cycle {}: {reason}", c.cycle))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Resource;
+
+    #[test]
+    fn a_count_is_never_printed_as_bytes() {
+        let nodes = Series::Resource(Resource::parse("dom.Nodes").unwrap());
+        let figure = Figure {
+            metric: nodes.clone(),
+            bytes_per_request: 41.0,
+        };
+        assert_eq!(figure_text(&figure), "+41 dom.Nodes");
+        assert_eq!(count(0.25), "+0.25");
+        let heap = Figure {
+            metric: Series::HEAP_USED,
+            bytes_per_request: 481.0,
+        };
+        assert_eq!(figure_text(&heap), "0.47 KB (heapUsed)");
+        assert_eq!(chart_scale(&nodes).0, "count");
+    }
+}
