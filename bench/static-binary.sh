@@ -26,11 +26,11 @@ for build in dynamic static; do
   needed=$(readelf -d "$work/$build" | grep -c NEEDED || true)
   echo "$build: $(stat -c %s "$work/$build") bytes stripped, $needed shared libraries needed"
 done
-"$work/dynamic" inspect "$snapshot" >/dev/null # the file in the page cache
+"$work/dynamic" inspect "$snapshot" >/dev/null 2>&1 # the file in the page cache
 for i in $(seq "$runs"); do
   for build in dynamic static; do
     start=$EPOCHREALTIME
-    /usr/bin/time -f %M -o "$work/rss" "$work/$build" inspect "$snapshot" >/dev/null
+    /usr/bin/time -f %M -o "$work/rss" "$work/$build" inspect "$snapshot" >/dev/null 2>&1
     echo "$(seconds_since "$start") $(cat "$work/rss")" >>"$work/$build.txt"
   done
 done
