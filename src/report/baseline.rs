@@ -13,10 +13,11 @@
 
 use anyhow::Context;
 
+use super::series_view::value_text;
 use crate::model::{
     Comparison, READABLE_SCHEMA_VERSIONS, RouteComparison, RouteResult, RunResult, Series,
 };
-use crate::units::{mb, per_request};
+use crate::units::mb;
 
 const RETAINED_FLOOR_BYTES: f64 = 16.0;
 const HEAP_FLOOR_BYTES: f64 = 1024.0 * 1024.0;
@@ -76,8 +77,8 @@ fn compare_route(
     {
         reasons.push(format!(
             "retained {} → {} per request ({metric})",
-            per_request(o),
-            per_request(n)
+            value_text(&metric, o),
+            value_text(&metric, n)
         ));
     }
     if let (Some(o), Some(n)) = (old_heap, new_heap)
@@ -104,8 +105,8 @@ fn compare_route(
         format!(
             "{}: retained {} → {} per request ({metric}), after-GC heapUsed {} → {}: within tolerance",
             now.route,
-            old_retained.map_or("?".into(), per_request),
-            new_retained.map_or("?".into(), per_request),
+            old_retained.map_or("?".into(), |v| value_text(&metric, v)),
+            new_retained.map_or("?".into(), |v| value_text(&metric, v)),
             old_heap.map_or("?".into(), |b| mb(b as f64)),
             new_heap.map_or("?".into(), |b| mb(b as f64)),
         )

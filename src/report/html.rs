@@ -128,8 +128,10 @@ fn render_comparison(out: &mut String, comparison: &crate::model::Comparison) {
             out,
             "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l{}\">{}</td></tr>",
             esc(&r.route),
-            r.old_retained_per_request.map_or("–".into(), per_request),
-            r.new_retained_per_request.map_or("–".into(), per_request),
+            r.old_retained_per_request
+                .map_or("–".into(), |v| series_view::value_text(&r.metric, v)),
+            r.new_retained_per_request
+                .map_or("–".into(), |v| series_view::value_text(&r.metric, v)),
             r.old_after_gc_heap_used.map_or("–".into(), mb_cell),
             r.new_after_gc_heap_used.map_or("–".into(), mb_cell),
             if r.regressed { " regressed" } else { "" },

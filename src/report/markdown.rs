@@ -7,9 +7,9 @@ use std::fmt::Write;
 
 use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
-use super::series_view::{Work, figure_text};
+use super::series_view::{self, Work, figure_text};
 use crate::model::RunResult;
-use crate::units::{MB, per_request};
+use crate::units::MB;
 
 pub struct MarkdownExporter;
 
@@ -119,8 +119,10 @@ impl Exporter for MarkdownExporter {
                     out,
                     "| `{}` | {} | {} | {} | {} | {} |",
                     cell(&r.route),
-                    r.old_retained_per_request.map_or("–".into(), per_request),
-                    r.new_retained_per_request.map_or("–".into(), per_request),
+                    r.old_retained_per_request
+                        .map_or("–".into(), |v| series_view::value_text(&r.metric, v)),
+                    r.new_retained_per_request
+                        .map_or("–".into(), |v| series_view::value_text(&r.metric, v)),
                     mbs(r.old_after_gc_heap_used),
                     mbs(r.new_after_gc_heap_used),
                     if r.regressed { "**regressed**" } else { "ok" }

@@ -12,6 +12,14 @@ use crate::model::{
 };
 use crate::units::{MB, per_request};
 
+/// A value of `series` per unit of work in its own unit: `0.47 KB`, `+41`.
+pub fn value_text(series: &Series, value: f64) -> String {
+    match series.quantity() {
+        Quantity::Bytes => per_request(value),
+        Quantity::Count => count(value),
+    }
+}
+
 /// A count per unit: `+41`, `+0.25`, `-1`.
 pub fn count(value: f64) -> String {
     if value.abs() >= 10.0 || value.fract().abs() < 0.005 {
@@ -190,6 +198,8 @@ mod tests {
         };
         assert_eq!(figure_text(&figure), "+41 dom.Nodes");
         assert_eq!(count(0.25), "+0.25");
+        assert_eq!(value_text(&nodes, 41.0), "+41");
+        assert_eq!(value_text(&Series::HEAP_USED, 481.0), "0.47 KB");
         let heap = Figure {
             metric: Series::HEAP_USED,
             bytes_per_request: 481.0,
