@@ -8,8 +8,8 @@ use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
 use super::series_view::{self, Work, figure_text};
 use super::svg::{FitLine, Series, Style, legend, line_chart};
-use crate::model::{self, Metric, RouteResult, RunResult, VerdictKind};
-use crate::units::{mb_cell, per_request};
+use crate::model::{self, RouteResult, RunResult, VerdictKind};
+use crate::units::mb_cell;
 
 pub struct HtmlExporter;
 
@@ -378,16 +378,7 @@ fn fitted_line(
 /// The readings per cycle: the memory the target reported, then the work
 /// in its own unit (requests or iterations).
 fn render_table(out: &mut String, route: &RouteResult, unit: &str, work: Work) {
-    let memory: Vec<Metric> = [
-        Metric::Rss,
-        Metric::HeapTotal,
-        Metric::HeapUsed,
-        Metric::External,
-        Metric::ArrayBuffers,
-    ]
-    .into_iter()
-    .filter(|m| series_view::was_read(route, *m) || *m == Metric::HeapUsed)
-    .collect();
+    let memory = series_view::memory_columns(route);
     out.push_str("<table class=\"cycles\"><tr><th>cycle</th><th class=\"l\">reading</th>");
     for m in &memory {
         let _ = write!(out, "<th>{}</th>", m.label());
@@ -433,24 +424,12 @@ fn render_table(out: &mut String, route: &RouteResult, unit: &str, work: Work) {
     if let Some(failure) = work.first_failure(route) {
         let _ = writeln!(out, "<p>First failure: {}</p>", esc(&failure));
     }
-    if let Some(r) = &route.retained_bytes_per_request {
-        let mut parts = vec![format!("heapUsed <b>{}</b>", per_request(r.heap_used))];
-        for (metric, value) in [
-            (Metric::External, r.external),
-            (Metric::ArrayBuffers, r.array_buffers),
-            (Metric::Rss, r.rss),
-        ] {
-            if series_view::was_read(route, metric) {
-                parts.push(format!("{} {}", metric.label(), per_request(value)));
-            }
-        }
-        for fit in series_view::growing_counts(route) {
-            parts.push(format!(
-                "<b>{}</b> {}",
-                series_view::count(fit.slope_bytes_per_request),
-                esc(fit.metric.name())
-            ));
-        }
-        let _ = writeln!(out, "<p>Retained per {unit}: {}</p>", parts.join(" · "));
+    let parts = series_view::retained_parts(route);
+    if !parts.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p>Retained per {unit}: {}</p>",
+            esc(&parts.join(" · "))
+        );
     }
 }

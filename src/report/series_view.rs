@@ -62,6 +62,48 @@ pub fn not_read(route: &RouteResult) -> Vec<Metric> {
         .collect()
 }
 
+/// The memory columns of the per-cycle table: heapUsed always, the others
+/// where the target reported them.
+pub fn memory_columns(route: &RouteResult) -> Vec<Metric> {
+    [
+        Metric::Rss,
+        Metric::HeapTotal,
+        Metric::HeapUsed,
+        Metric::External,
+        Metric::ArrayBuffers,
+    ]
+    .into_iter()
+    .filter(|m| *m == Metric::HeapUsed || was_read(route, *m))
+    .collect()
+}
+
+/// The "retained per unit" line's parts: heapUsed first, the other memory
+/// figures the target reported, then each growing count (`+41
+/// dom.Nodes`). Empty before a fit.
+pub fn retained_parts(route: &RouteResult) -> Vec<String> {
+    let Some(r) = &route.retained_bytes_per_request else {
+        return Vec::new();
+    };
+    let mut parts = vec![format!("heapUsed {}", per_request(r.heap_used))];
+    for (metric, value) in [
+        (Metric::External, r.external),
+        (Metric::ArrayBuffers, r.array_buffers),
+        (Metric::Rss, r.rss),
+    ] {
+        if was_read(route, metric) {
+            parts.push(format!("{} {}", metric.label(), per_request(value)));
+        }
+    }
+    for fit in growing_counts(route) {
+        parts.push(format!(
+            "{} {}",
+            count(fit.slope_bytes_per_request),
+            fit.metric
+        ));
+    }
+    parts
+}
+
 /// Counted series (handles, listeners, DOM counts, counters) whose fit
 /// grows with the work, largest first.
 pub fn growing_counts(route: &RouteResult) -> Vec<&MetricFit> {

@@ -6,8 +6,8 @@ use std::fmt::Write;
 use super::Exporter;
 use super::diagnosis_view::DiagnosisView;
 use super::series_view::{self, Work};
-use crate::model::{Metric, OutcomeStatus, RouteResult, RunResult, Sample, Unit};
-use crate::units::{mb_cell, per_request};
+use crate::model::{OutcomeStatus, RouteResult, RunResult, Sample, Unit};
+use crate::units::mb_cell;
 
 pub struct TerminalExporter;
 
@@ -58,21 +58,6 @@ impl Exporter for TerminalExporter {
     }
 }
 
-/// The memory columns a route's table shows: heapUsed always, the others
-/// where the target reported them (a page has no `external`).
-fn memory_columns(route: &RouteResult) -> Vec<Metric> {
-    [
-        Metric::Rss,
-        Metric::HeapTotal,
-        Metric::HeapUsed,
-        Metric::External,
-        Metric::ArrayBuffers,
-    ]
-    .into_iter()
-    .filter(|m| series_view::was_read(route, *m) || *m == Metric::HeapUsed)
-    .collect()
-}
-
 /// Right-aligned cells, each at least as wide as its header.
 fn row(cells: &[String], headers: &[&str]) -> String {
     cells
@@ -85,7 +70,7 @@ fn row(cells: &[String], headers: &[&str]) -> String {
 
 fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -> std::fmt::Result {
     writeln!(out, "route {}  (memory in MB)", route.route)?;
-    let memory = memory_columns(route);
+    let memory = series_view::memory_columns(route);
     let memory_headers: Vec<&str> = memory.iter().map(|m| m.label()).collect();
     let work_headers = work.columns();
     writeln!(
@@ -168,24 +153,8 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -
     if let Some(failure) = work.first_failure(route) {
         writeln!(out, "first failure: {failure}")?;
     }
-    if let Some(r) = &route.retained_bytes_per_request {
-        let mut parts = vec![format!("heapUsed {}", per_request(r.heap_used))];
-        for (metric, value) in [
-            (Metric::External, r.external),
-            (Metric::ArrayBuffers, r.array_buffers),
-            (Metric::Rss, r.rss),
-        ] {
-            if series_view::was_read(route, metric) {
-                parts.push(format!("{} {}", metric.label(), per_request(value)));
-            }
-        }
-        for fit in series_view::growing_counts(route) {
-            parts.push(format!(
-                "{} {}",
-                series_view::count(fit.slope_bytes_per_request),
-                fit.metric
-            ));
-        }
+    let parts = series_view::retained_parts(route);
+    if !parts.is_empty() {
         writeln!(out, "retained per {}: {}", unit.name(), parts.join(" · "))?;
     }
     for line in route.cycles.iter().filter_map(super::loop_view::cycle_line) {

@@ -3,7 +3,17 @@
 //! retainer path"); after it, leakcheck has done that, so the action is
 //! about the variable it found, in the words of the slot's kind.
 
-use crate::model::{Diagnosis, HolderKind, Owner};
+use crate::model::{Diagnosis, Holder, HolderKind, Owner};
+
+/// " in pages/index.js": where the holder is declared, its original
+/// source first; empty when unknown.
+pub(super) fn place_of(holder: &Holder) -> String {
+    holder
+        .original_script
+        .as_deref()
+        .or(holder.script.as_deref())
+        .map_or(String::new(), |s| format!(" in {s}"))
+}
 
 /// The action for a route whose diagnosis named at least one holder;
 /// `unit` is what the work is counted in (`request`, `iteration`).
@@ -12,11 +22,7 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
     let groups = diagnosis.holders_by_object();
     let holder = groups.first()?.first()?;
     let name = &holder.name;
-    let place = holder
-        .original_script
-        .as_deref()
-        .or(holder.script.as_deref())
-        .map_or(String::new(), |s| format!(" in {s}"));
+    let place = place_of(holder);
     let fix = match holder.kind {
         HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty
             if over_time =>

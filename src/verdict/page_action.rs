@@ -41,11 +41,7 @@ fn detached_holder(diagnosis: &Diagnosis) -> Option<&Holder> {
 
 fn detached_sentence(holder: &Holder, diagnosis: &Diagnosis, unit: &str) -> String {
     let element = holder.class.trim_start_matches("Detached ");
-    let place = holder
-        .original_script
-        .as_deref()
-        .or(holder.script.as_deref())
-        .map_or(String::new(), |s| format!(" in {s}"));
+    let place = super::action::place_of(holder);
     let per_unit = match diagnosis.requests {
         0 => String::new(),
         n => format!(" ({:.0} per {unit})", holder.objects as f64 / n as f64),
