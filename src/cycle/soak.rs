@@ -241,12 +241,10 @@ impl Workload for SoakInterval {
             last.load.status.s2xx = last.load.responses.saturating_sub(whole.non_2xx);
             last.load.latency_ms = whole.latency_ms.clone();
         }
-        self.ended = Some(whole);
         if let Some(started) = self.started {
-            let requests: u64 = route.cycles.iter().map(|c| c.requests).sum();
-            let whole = self.ended.clone().expect("set above");
-            route.soak = Some(soak_result(route, started, requests, self.limit, whole));
+            route.soak = Some(soak_result(route, started, self.limit, whole.clone()));
         }
+        self.ended = Some(whole);
         Ok(())
     }
 
@@ -254,7 +252,6 @@ impl Workload for SoakInterval {
         let Some(started) = self.started else {
             return;
         };
-        let requests: u64 = route.cycles.iter().map(|c| c.requests).sum();
         // Until the load ends, its figures so far: a soak cut short by
         // Ctrl-C reports what was sent, not zeros.
         let whole = match (&self.ended, &self.running) {
@@ -262,9 +259,9 @@ impl Workload for SoakInterval {
             (None, Some(running)) => so_far(&running.progress, started),
             (None, None) => LoadReport::default(),
         };
-        let soak = soak_result(route, started, requests, self.limit, whole);
+        let soak = soak_result(route, started, self.limit, whole);
         if self.ended.is_none() {
-            let line = progress_line(started, self.schedule.duration, requests, route, &soak);
+            let line = progress_line(started, self.schedule.duration, route, &soak);
             observer.phase(&route.route, &line);
         }
         // Kept as it goes: a soak cut short by Ctrl-C still projects.
@@ -288,13 +285,15 @@ fn so_far(progress: &LoadProgress, started: Instant) -> LoadReport {
     }
 }
 
+/// The soak's figures from the route's intervals so far and the whole
+/// load's report; the requests are the intervals' own.
 fn soak_result(
     route: &RouteResult,
     started: Instant,
-    requests: u64,
     limit: Option<u64>,
     load: LoadReport,
 ) -> SoakResult {
+    let requests: u64 = route.cycles.iter().map(|c| c.requests).sum();
     let elapsed_s = started.elapsed().as_secs_f64();
     let projection = crate::verdict::projection::project(route, elapsed_s, requests, limit);
     SoakResult {
@@ -317,15 +316,15 @@ fn soak_result(
 fn progress_line(
     started: Instant,
     duration: Duration,
-    requests: u64,
     route: &RouteResult,
     soak: &SoakResult,
 ) -> String {
     let heap = route.cycles.last().map_or(0, |c| c.after_gc.heap_used);
     format!(
-        "soak {:.0} s of {:.0} s: {requests} requests; after-GC heapUsed {:.1} MB; {}",
+        "soak {:.0} s of {:.0} s: {} requests; after-GC heapUsed {:.1} MB; {}",
         started.elapsed().as_secs_f64(),
         duration.as_secs_f64(),
+        soak.requests,
         heap as f64 / MB,
         soak.projection
     )

@@ -317,15 +317,8 @@ fn render_charts(out: &mut String, route: &RouteResult) {
     }
     out.push_str("</div>");
     out.push_str(&legend());
-    let unread = series_view::not_read(route);
-    if !unread.is_empty() {
-        let names: Vec<&str> = unread.iter().map(|m| m.label()).collect();
-        let _ = write!(
-            out,
-            "<p class=\"meta\">Not read: {} (the target does not report {}).</p>",
-            names.join(", "),
-            if names.len() == 1 { "it" } else { "them" }
-        );
+    if let Some(unread) = series_view::not_read(route) {
+        let _ = write!(out, "<p class=\"meta\">Not read: {}.</p>", esc(&unread));
     }
     let lines: Vec<String> = route
         .cycles

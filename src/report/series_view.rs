@@ -54,12 +54,23 @@ pub fn was_read(route: &RouteResult, metric: Metric) -> bool {
     readings.map(|s| s.get(metric)).any(|v| v > 0)
 }
 
-/// The memory figures the target did not report, for one "not read" note.
-pub fn not_read(route: &RouteResult) -> Vec<Metric> {
-    [Metric::Rss, Metric::External, Metric::ArrayBuffers]
+/// The memory figures the target did not report, said once: "external
+/// (the target does not report it)"; `None` when it reported them all.
+pub fn not_read(route: &RouteResult) -> Option<String> {
+    let names: Vec<&str> = [Metric::Rss, Metric::External, Metric::ArrayBuffers]
         .into_iter()
         .filter(|m| !was_read(route, *m))
-        .collect()
+        .map(|m| m.label())
+        .collect();
+    let pronoun = match names.len() {
+        0 => return None,
+        1 => "it",
+        _ => "them",
+    };
+    Some(format!(
+        "{} (the target does not report {pronoun})",
+        names.join(", ")
+    ))
 }
 
 /// The memory columns of the per-cycle table: heapUsed always, the others

@@ -140,15 +140,8 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -
             }
         }
     }
-    let unread = series_view::not_read(route);
-    if !unread.is_empty() {
-        let names: Vec<&str> = unread.iter().map(|m| m.label()).collect();
-        let pronoun = if names.len() == 1 { "it" } else { "them" };
-        writeln!(
-            out,
-            "not read: {} (the target does not report {pronoun})",
-            names.join(", ")
-        )?;
+    if let Some(unread) = series_view::not_read(route) {
+        writeln!(out, "not read: {unread}")?;
     }
     if let Some(failure) = work.first_failure(route) {
         writeln!(out, "first failure: {failure}")?;

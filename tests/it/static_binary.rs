@@ -111,15 +111,7 @@ fn the_packed_binary_needs_no_library_and_runs_from_an_empty_root() {
     assert_eq!(inspect.code, 0, "{}", inspect.stderr);
     assert!(inspect.stdout.contains("(GC roots)"), "{}", inspect.stdout);
 
-    let port = free_port();
-    let mut server = Command::new(node());
-    server
-        .arg(repo_path("examples/demo-server.mjs"))
-        .arg(port.to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let server = Guard::spawn(&mut server);
-    wait_listening(port);
+    let (server, port) = start_demo(&[]);
     let url = format!("http://localhost:{port}/churn");
     let load = in_chroot(&root, &["load", &url, "-a", "500", "--json", "-"]);
     drop(server);
