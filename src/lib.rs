@@ -2,16 +2,14 @@
 //! in METHOD.md; README.md's "Layout" maps the modules. `run` is the entry
 //! point the binary calls.
 
-pub mod attribute;
 pub mod cli;
 pub mod commands;
 pub mod cycle;
-pub mod diagnose;
+pub mod diagnosis;
 pub mod inspector;
 pub mod limits;
 pub mod load;
 pub mod model;
-pub mod native;
 pub mod net;
 pub mod page;
 pub mod private_file;
@@ -20,6 +18,8 @@ pub mod process;
 pub mod procfs;
 pub mod redact;
 pub mod report;
+pub mod session;
+pub mod settings;
 pub mod units;
 pub mod verdict;
 

@@ -4,8 +4,6 @@
 use crate::report::OutputTarget;
 use clap::Args;
 
-use super::run::parse_counters;
-
 /// How to reach a target leakcheck did not start (or how to read one it did).
 #[derive(Debug, Args, Clone, Default)]
 pub struct AttachArgs {
@@ -33,30 +31,6 @@ pub struct AttachChoice {
     /// Read rss from /proc/PID (any language; no forced collection).
     #[arg(long = "proc", value_name = "PID")]
     pub proc_pid: Option<u32>,
-}
-
-/// The attach choice, as a plain value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Attach {
-    Inspect(String),
-    Pid(u32),
-    Endpoints(String),
-    Proc(u32),
-}
-
-impl AttachArgs {
-    pub fn choice(&self) -> Option<Attach> {
-        let this = &self.choice;
-        if let Some(spec) = &this.inspect {
-            Some(Attach::Inspect(spec.clone()))
-        } else if let Some(pid) = this.pid {
-            Some(Attach::Pid(pid))
-        } else if let Some(base) = &this.endpoints {
-            Some(Attach::Endpoints(base.clone()))
-        } else {
-            this.proc_pid.map(Attach::Proc)
-        }
-    }
 }
 
 #[derive(Debug, Args)]
@@ -87,57 +61,4 @@ pub struct SnapshotArgs {
     /// Settle a full collection first, so the file holds live objects only.
     #[arg(long)]
     pub gc: bool,
-}
-
-/// `leakcheck sample`, free of clap.
-#[derive(Debug, Clone)]
-pub struct SampleProps {
-    pub attach: Attach,
-    pub url: Option<String>,
-    pub gc: bool,
-    pub counters: Vec<crate::probe::Counter>,
-    pub json: Option<OutputTarget>,
-    pub allow_remote_inspector: bool,
-}
-
-impl SampleArgs {
-    pub fn into_props(self) -> anyhow::Result<SampleProps> {
-        let attach = self.attach.choice().ok_or_else(|| {
-            anyhow::anyhow!("say which process to read: --inspect HOST:PORT, --pid PID, --endpoints URL or --proc PID")
-        })?;
-        Ok(SampleProps {
-            attach,
-            url: self.url,
-            gc: self.gc,
-            counters: parse_counters(&self.counters)?,
-            json: self.json,
-            allow_remote_inspector: self.attach.allow_remote_inspector,
-        })
-    }
-}
-
-/// `leakcheck snapshot`, free of clap.
-#[derive(Debug, Clone)]
-pub struct SnapshotProps {
-    pub attach: Attach,
-    pub output: std::path::PathBuf,
-    pub gc: bool,
-    pub allow_remote_inspector: bool,
-}
-
-impl SnapshotArgs {
-    pub fn into_props(self) -> anyhow::Result<SnapshotProps> {
-        let attach = match self.attach.choice() {
-            Some(a @ (Attach::Inspect(_) | Attach::Pid(_))) => a,
-            _ => anyhow::bail!(
-                "a snapshot needs the inspector: give --inspect HOST:PORT or --pid PID"
-            ),
-        };
-        Ok(SnapshotProps {
-            attach,
-            output: self.output,
-            gc: self.gc,
-            allow_remote_inspector: self.attach.allow_remote_inspector,
-        })
-    }
 }

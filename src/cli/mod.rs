@@ -1,5 +1,6 @@
-//! The command line (clap derive). Nothing below this module sees a clap
-//! type: each subcommand's arguments become a plain "props" struct.
+//! The command line (clap derive) and nothing else: the command layer
+//! resolves these types into plain settings (`commands/resolve/`), and
+//! nothing below it sees a clap type.
 
 use clap::{Parser, Subcommand};
 

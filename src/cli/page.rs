@@ -7,12 +7,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{OutputArgs, OutputProps};
-use crate::page::Action;
+use super::OutputArgs;
 use crate::report::OutputTarget;
 use crate::units::{parse_bytes, parse_count, parse_duration};
-use crate::verdict::budget::{Asked, Cycles, PAGE, schedule};
-use crate::verdict::sequential::SequentialPlan;
+use crate::verdict::budget::Cycles;
 
 #[derive(Debug, Args)]
 pub struct PageArgs {
@@ -109,122 +107,4 @@ pub struct PageArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
-}
-
-/// `leakcheck page`'s choices, free of clap.
-#[derive(Debug, Clone)]
-pub struct PageProps {
-    pub url: String,
-    pub scenario: PageScenario,
-    /// Run once after the page opens (each route's), and after its last reading.
-    pub setup: Vec<Action>,
-    pub teardown: Vec<Action>,
-    /// Cycles; with `sequential`, the most the budget allows.
-    pub cycles: u32,
-    pub iterations: u64,
-    /// `--cycles auto`: stop when the verdict is decided.
-    pub sequential: Option<SequentialPlan>,
-    /// The smallest retention per iteration that must not pass as clean.
-    pub resolution: f64,
-    pub timeout: Duration,
-    pub inspector_timeout: Duration,
-    pub loop_stats: bool,
-    pub chrome: Option<PathBuf>,
-    pub connect: Option<String>,
-    pub output: OutputProps,
-    pub max_retained: Option<f64>,
-    pub diagnose: bool,
-    /// Run the collection check on a route the bytes call clean.
-    pub collections: bool,
-    pub snapshots: Option<PathBuf>,
-    pub grace: Duration,
-    pub quiet: bool,
-}
-
-/// What an iteration is: the user's action list, or each link in turn.
-#[derive(Debug, Clone)]
-pub enum PageScenario {
-    Actions(Vec<Action>),
-    Links { max: u64 },
-}
-
-impl PageArgs {
-    pub fn into_props(self) -> anyhow::Result<PageProps> {
-        check_page_url(&self.url, "the page URL", self.allow_remote)?;
-        let parse = |texts: &[String]| -> anyhow::Result<Vec<Action>> {
-            let actions = texts
-                .iter()
-                .map(|a| Action::parse(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            for action in &actions {
-                if let Action::Goto(url) = action {
-                    check_page_url(url, "--action goto", self.allow_remote)?;
-                }
-            }
-            Ok(actions)
-        };
-        let scenario = if self.links {
-            PageScenario::Links {
-                max: self.max_links,
-            }
-        } else {
-            PageScenario::Actions(parse(&self.actions)?)
-        };
-        let setup = parse(&self.setup)?;
-        let teardown = parse(&self.teardown)?;
-        let schedule = schedule(
-            &PAGE,
-            Asked {
-                cycles: self.cycles,
-                per_cycle: self.iterations,
-                resolution: self.resolution,
-                max_units: self.max_iterations,
-            },
-        )?;
-        Ok(PageProps {
-            url: self.url,
-            scenario,
-            setup,
-            teardown,
-            cycles: schedule.cycles,
-            iterations: schedule.per_cycle,
-            sequential: schedule.sequential,
-            resolution: schedule.resolution,
-            timeout: self.timeout,
-            inspector_timeout: self.inspector_timeout,
-            loop_stats: !self.no_loop_stats,
-            chrome: self.chrome,
-            connect: self.connect,
-            output: self.output.into_props(self.json)?,
-            max_retained: self.max_retained,
-            diagnose: !self.no_diagnose,
-            collections: !self.no_collections,
-            snapshots: self.snapshots,
-            grace: self.grace,
-            quiet: self.quiet,
-        })
-    }
-}
-
-/// A page leakcheck may open: `http(s)://` on this machine (unless
-/// `--allow-remote`) or a `file://`; never `javascript:` or `data:`, which
-/// run code in whatever page is open and measure nothing of their own.
-fn check_page_url(url: &str, what: &str, allow_remote: bool) -> anyhow::Result<()> {
-    let parsed = url::Url::parse(url).map_err(|e| {
-        anyhow::anyhow!("{what} {url:?} is not a URL ({e}): give http://127.0.0.1:PORT/…")
-    })?;
-    match parsed.scheme() {
-        "file" => Ok(()),
-        "http" | "https" => {
-            if !allow_remote {
-                crate::net::resolve_http(&url.replacen("https://", "http://", 1), false)
-                    .map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-            }
-            Ok(())
-        }
-        other => anyhow::bail!(
-            "{what} {url:?} is a {other}: URL; leakcheck opens http://, https:// or file:// pages \
-             (put script in --action eval)"
-        ),
-    }
 }

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use anyhow::Context;
 
-use crate::cli::{DiffProps, InspectProps};
 use crate::report::heap::{diff_text, inspect_text};
 use crate::report::{emit_summary, pretty_json};
+use crate::settings::{DiffProps, InspectProps};
 use crate::snapshot::{
     BeforeSummary, HeapGraph, ParseOptions, Totals, diff_graph, inspect_graph, keep_freed_memory,
     parse_with, summarise_before,

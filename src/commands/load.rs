@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::LoadProps;
 use crate::load::{LoadPlan, LoadRun, RequestSpec, Stop};
 use crate::net::resolve_http;
 use crate::report::emit_summary;
 use crate::report::load::{LoadSetting, load_json, load_summary};
+use crate::settings::LoadProps;
 
 pub async fn run(props: LoadProps) -> anyhow::Result<()> {
     let http = resolve_http(&props.url, props.allow_remote)?;

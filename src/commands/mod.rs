@@ -1,13 +1,12 @@
 //! One module per subcommand; each takes its props and returns how it ended.
 
-pub mod attach;
-mod diagnosis;
 pub mod frame;
 pub mod heap;
 pub mod load;
 mod outcome;
 pub mod page;
 pub mod report;
+mod resolve;
 pub mod run;
 pub mod sample;
 pub mod signals;

@@ -6,11 +6,10 @@
 
 use anyhow::Context;
 
-use super::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
 use super::frame::{Frame, RunEnd};
-use crate::cli::{PageProps, PageScenario};
 use crate::cycle::{LoopPlan, run_route};
-use crate::diagnose::INTERVALS;
+use crate::diagnosis::snapshots::INTERVALS;
+use crate::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
 use crate::inspector::Inspector;
 use crate::model::{
     Finding, FindingKind, Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings,
@@ -20,6 +19,7 @@ use crate::page::browser::{self, Browser};
 use crate::page::listeners::{self, Census};
 use crate::page::{Action, Dialogs, Network, PageActions, PageProbe, links};
 use crate::report::progress::Progress;
+use crate::settings::{PageProps, PageScenario};
 use crate::verdict::{Noise, Options};
 
 pub async fn run(props: PageProps) -> anyhow::Result<RunEnd> {
@@ -271,7 +271,7 @@ async fn check_collections(
     }
     let say = |message: &str| progress.say(&format!("{}: {message}", into.route));
     let first = into.cycles.len() as u32 + 1;
-    match crate::diagnose::check_collections(probe, workload, first, &say).await {
+    match crate::diagnosis::snapshots::check_collections(probe, workload, first, &say).await {
         Ok(found) => {
             if let Some(verdict) = into.verdict.as_mut() {
                 crate::verdict::collections::apply(verdict, &found, Unit::Iteration, INTERVALS);

@@ -1,9 +1,9 @@
 //! `leakcheck report`: render a saved result again, optionally compared with
 //! a baseline. Exits 1 when a route regressed against the baseline.
 
-use crate::cli::ReportProps;
 use crate::report::baseline::load_result;
 use crate::report::{attach_comparison, emit_all};
+use crate::settings::ReportProps;
 
 use super::frame::RunEnd;
 

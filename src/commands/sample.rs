@@ -1,13 +1,13 @@
 //! `leakcheck sample`: one reading of a running target, optionally after a
 //! settled full collection.
 
-use crate::cli::SampleProps;
 use crate::model::Metric;
 use crate::net::resolve_http;
 use crate::report::{emit_summary, pretty_json};
+use crate::settings::SampleProps;
 use crate::units::mb_cell;
 
-use super::attach::connect_probe;
+use crate::session::attach::connect_probe;
 
 pub async fn run(props: SampleProps) -> anyhow::Result<()> {
     let app = match &props.url {

@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use crate::cli::SnapshotProps;
+use crate::settings::SnapshotProps;
 use std::io::Write;
 
 use crate::inspector::snapshot::stream_snapshot_chunks;
 use crate::private_file::PrivateFile;
 
-use super::attach::connect_inspector;
+use crate::session::attach::connect_inspector;
 
 pub async fn run(props: SnapshotProps) -> anyhow::Result<()> {
     let inspector = connect_inspector(&props.attach, props.allow_remote_inspector).await?;

@@ -185,13 +185,7 @@ pub async fn run_route(
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
         work.recorded(into, observer);
-        let decided = match plan.sequential {
-            Some(sequential) => refresh_sequential(into, options, sequential),
-            None => {
-                refresh_verdict(into, options);
-                false
-            }
-        };
+        let decided = crate::verdict::refresh(into, options, plan.sequential);
         let last = into.cycles.last().expect("pushed above");
         if last.load.stalled {
             return Err(CycleError::Stalled {
@@ -217,7 +211,7 @@ pub async fn run_route(
     work.wind_down(into).await?;
     if plan.sequential.is_none() && !into.cycles.is_empty() {
         // The end may complete the last cycle (a soak's status counts).
-        refresh_verdict(into, options);
+        crate::verdict::refresh(into, options, None);
     }
     if plan.loop_stats {
         probe.stop_loop_stats().await;
@@ -300,43 +294,4 @@ async fn read_cycle(
 /// Requests the target began serving between two readings.
 pub fn served_between(before: Option<&Sample>, after: &Sample) -> Option<u64> {
     Some(after.served?.saturating_sub(before?.served?))
-}
-
-/// Recomputes the route's verdict from the readings it has: called after
-/// every cycle, so a run cut short still carries a verdict for what it saw.
-pub fn refresh_verdict(route: &mut RouteResult, options: Options) {
-    let Some(baseline) = &route.baseline else {
-        return;
-    };
-    if let Some((mut verdict, retained)) = crate::verdict::judge(baseline, &route.cycles, options) {
-        route.isolates = crate::verdict::isolates::judge_isolates(baseline, &route.cycles, options);
-        crate::verdict::isolates::fold_into(&mut verdict, &route.isolates, options.unit.name());
-        route.verdict = Some(verdict);
-        route.retained_bytes_per_request = Some(retained);
-        if options.soak {
-            crate::verdict::over_time::apply(route, options.noise, options.unit.name());
-        }
-    }
-}
-
-/// `--cycles auto`'s look after a cycle: the route's verdict so far (an
-/// undecided route reads `inconclusive`) and whether it is decided.
-fn refresh_sequential(
-    route: &mut RouteResult,
-    options: Options,
-    plan: crate::verdict::sequential::SequentialPlan,
-) -> bool {
-    let Some(baseline) = &route.baseline else {
-        return false;
-    };
-    let Some(look) = crate::verdict::sequential::look(baseline, &route.cycles, options, plan)
-    else {
-        return false;
-    };
-    let decided = look.stops();
-    route.verdict = Some(look.verdict);
-    route.retained_bytes_per_request = Some(look.retained);
-    route.isolates = look.isolates;
-    route.sequential = Some(look.state);
-    decided
 }

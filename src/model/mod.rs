@@ -169,7 +169,7 @@ pub struct RouteResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
     /// Off-heap retention in malloc'd memory: the native stacks that keep
-    /// it, recorded in a fresh process of the target (`crate::native`).
+    /// it, recorded in a fresh process of the target (`crate::diagnosis::native`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub native: Option<NativeDiagnosis>,
     /// A page's collections that grew by at least one entry per iteration

@@ -1,6 +1,6 @@
 //! What the native allocation recorder found: the malloc'd memory a cycle
 //! left allocated, by the native code that asked for it and the JavaScript
-//! that called that code (`crate::native` fills it).
+//! that called that code (`crate::diagnosis::native` fills it).
 
 use serde::{Deserialize, Serialize};
 

@@ -18,17 +18,38 @@ const GC_SHARE: f64 = 0.1;
 const BUSY_RATIO: f64 = 2.0;
 
 impl Context<'_> {
+    /// Every finding the readings support, in the order the reports list
+    /// them; each check is a function of its own below.
     pub(super) fn findings(&self, kind: VerdictKind) -> Vec<Finding> {
-        let mut out = Vec::new();
-        let mut add = |kind: FindingKind, message: String| out.push(Finding::new(kind, message));
-        if self.proc_only {
-            add(
+        let mut out: Vec<Finding> = Vec::new();
+        out.extend(self.no_forced_gc());
+        out.extend(self.failed_counters());
+        out.extend(self.collector_pauses());
+        out.extend(self.handle_growth());
+        out.extend(self.fixed_request(kind));
+        out.extend(self.served_mismatch());
+        out.extend(self.load_errors());
+        out.extend(self.left_start_url());
+        out.extend(self.warm_up(kind));
+        out.extend(self.garbage_pending(kind));
+        out.extend(self.converging(kind));
+        out.extend(self.untouched_pages());
+        out
+    }
+
+    /// Read from /proc: every reading includes garbage.
+    fn no_forced_gc(&self) -> Option<Finding> {
+        self.proc_only.then(|| {
+            Finding::new(
                 FindingKind::NoForcedGc,
                 "read from /proc without forced collections: every reading includes garbage, so \
-                 only steady growth across cycles means anything"
-                    .into(),
-            );
-        }
+                 only steady growth across cycles means anything",
+            )
+        })
+    }
+
+    /// A `--counter` whose expression failed, once per counter.
+    fn failed_counters(&self) -> Vec<Finding> {
         let readings = std::iter::once(self.baseline).chain(
             self.cycles
                 .iter()
@@ -43,35 +64,56 @@ impl Context<'_> {
                 }
             }
         }
-        for (name, error, count) in failed {
-            add(
-                FindingKind::CounterFailed,
-                format!(
-                    "counter {name} could not be read at {count} reading(s): its expression {error}; \
-                     fix the --counter expression so that it returns a number"
-                ),
-            );
-        }
+        failed
+            .into_iter()
+            .map(|(name, error, count)| {
+                Finding::new(
+                    FindingKind::CounterFailed,
+                    format!(
+                        "counter {name} could not be read at {count} reading(s): its expression \
+                         {error}; fix the --counter expression so that it returns a number"
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// Long collector pauses, or, when the clock alone says so, a busy machine.
+    fn collector_pauses(&self) -> Option<Finding> {
         if let Some(message) = self.gc_pauses() {
-            add(FindingKind::GcPauses, message);
-        } else if let Some(message) = self.busy_machine() {
-            add(FindingKind::BusyMachine, message);
+            Some(Finding::new(FindingKind::GcPauses, message))
+        } else {
+            self.busy_machine()
+                .map(|message| Finding::new(FindingKind::BusyMachine, message))
         }
-        for fit in super::handles::growing_handles(self.fits) {
-            add(
-                FindingKind::HandleGrowth,
-                super::handles::describe(fit, self.options.unit.name()),
-            );
-        }
-        if self.options.fixed_request && kind == VerdictKind::NoRetention {
-            add(
+    }
+
+    fn handle_growth(&self) -> Vec<Finding> {
+        super::handles::growing_handles(self.fits)
+            .into_iter()
+            .map(|fit| {
+                Finding::new(
+                    FindingKind::HandleGrowth,
+                    super::handles::describe(fit, self.options.unit.name()),
+                )
+            })
+            .collect()
+    }
+
+    /// A clean verdict over identical requests cannot see a keyed cache.
+    fn fixed_request(&self, kind: VerdictKind) -> Option<Finding> {
+        (self.options.fixed_request && kind == VerdictKind::NoRetention).then(|| {
+            Finding::new(
                 FindingKind::FixedRequest,
                 "every request was identical: a cache, map or list keyed by the URL, a user or \
                  the body holds one entry under identical requests and cannot grow; vary the \
-                 request, e.g. --route '/item?id={n}' (README, \"Realistic traffic\")"
-                    .into(),
-            );
-        }
+                 request, e.g. --route '/item?id={n}' (README, \"Realistic traffic\")",
+            )
+        })
+    }
+
+    /// The target's own count of requests begun disagrees with what was sent.
+    fn served_mismatch(&self) -> Option<Finding> {
         for (index, cycle) in self.cycles.iter().enumerate() {
             let Some(served) = cycle.served_by_builtin_load() else {
                 continue;
@@ -86,7 +128,7 @@ impl Context<'_> {
                 .map_or(0, |previous| self.cycles[previous].load.aborted)
                 + cycle.load.aborted;
             if served < answered || served > sent + late_arrivals {
-                add(
+                return Some(Finding::new(
                     FindingKind::ServedMismatch,
                     format!(
                         "cycle {}: the target counted {served} requests begun, leakcheck sent \
@@ -95,90 +137,110 @@ impl Context<'_> {
                          server), or something else sends it traffic",
                         cycle.cycle
                     ),
-                );
-                break;
+                ));
             }
         }
+        None
+    }
+
+    fn load_errors(&self) -> Option<Finding> {
         let errors: u64 = self.cycles.iter().map(|c| c.errors).sum();
         let non_2xx: u64 = self.cycles.iter().map(|c| c.non_2xx).sum();
-        if errors + non_2xx > 0 {
-            let message = match self.options.unit {
-                crate::model::Unit::Iteration if non_2xx == 0 => format!(
-                    "{errors} iterations failed: a failed iteration may do less work than a \
-                     complete one, so the figures understate a leak"
-                ),
-                _ => format!(
-                    "{errors} errors and {non_2xx} non-2xx responses during load: failed requests \
-                     may do less work than good ones, so the figures understate a leak"
-                ),
-            };
-            add(FindingKind::LoadErrors, message);
+        if errors + non_2xx == 0 {
+            return None;
         }
-        if let Some(away) = self
+        let message = match self.options.unit {
+            crate::model::Unit::Iteration if non_2xx == 0 => format!(
+                "{errors} iterations failed: a failed iteration may do less work than a \
+                 complete one, so the figures understate a leak"
+            ),
+            _ => format!(
+                "{errors} errors and {non_2xx} non-2xx responses during load: failed requests \
+                 may do less work than good ones, so the figures understate a leak"
+            ),
+        };
+        Some(Finding::new(FindingKind::LoadErrors, message))
+    }
+
+    /// A page's iterations that ended away from the start URL.
+    fn left_start_url(&self) -> Option<Finding> {
+        let away = self
             .cycles
             .iter()
-            .find_map(|c| c.load.ended_away_at.as_deref())
-        {
-            let ended: u64 = self.cycles.iter().map(|c| c.load.ended_away).sum();
-            let returned: u64 = self.cycles.iter().map(|c| c.load.returned_to_start).sum();
-            add(
-                FindingKind::LeftStartUrl,
-                format!(
-                    "{ended} iterations ended at {away}, not at the start URL: the next began \
-                     there, and a navigation replaces the document, so what the start page kept \
-                     was not read; end the actions where they began (`back`, or `goto` the start \
-                     URL){}",
-                    if returned > 0 {
-                        format!("; {returned} failed ones were taken back to the start URL")
-                    } else {
-                        String::new()
-                    }
-                ),
-            );
-        }
-        if let Some(heap) = self.fit(&Series::HEAP_USED) {
-            let first = heap.increments.first().copied().unwrap_or(0.0);
-            if heap.fitted_from_cycle == 1
-                && first > RETENTION_SIGMAS * heap.noise_bytes
-                && kind != VerdictKind::Retention
-            {
-                add(
+            .find_map(|c| c.load.ended_away_at.as_deref())?;
+        let ended: u64 = self.cycles.iter().map(|c| c.load.ended_away).sum();
+        let returned: u64 = self.cycles.iter().map(|c| c.load.returned_to_start).sum();
+        Some(Finding::new(
+            FindingKind::LeftStartUrl,
+            format!(
+                "{ended} iterations ended at {away}, not at the start URL: the next began \
+                 there, and a navigation replaces the document, so what the start page kept \
+                 was not read; end the actions where they began (`back`, or `goto` the start \
+                 URL){}",
+                if returned > 0 {
+                    format!("; {returned} failed ones were taken back to the start URL")
+                } else {
+                    String::new()
+                }
+            ),
+        ))
+    }
+
+    /// The first cycle's growth, set aside by the fit.
+    fn warm_up(&self, kind: VerdictKind) -> Option<Finding> {
+        let heap = self.fit(&Series::HEAP_USED)?;
+        let first = heap.increments.first().copied().unwrap_or(0.0);
+        (heap.fitted_from_cycle == 1
+            && first > RETENTION_SIGMAS * heap.noise_bytes
+            && kind != VerdictKind::Retention)
+            .then(|| {
+                Finding::new(
                     FindingKind::WarmUp,
                     format!(
-                        "the first cycle grew heapUsed by {} once (JIT code, lazy initialisation); not counted",
+                        "the first cycle grew heapUsed by {} once (JIT code, lazy \
+                         initialisation); not counted",
                         mb(first)
                     ),
-                );
-            }
-            let pending = self
-                .cycles
-                .iter()
-                .map(|c| c.after_load.heap_used as f64 - c.after_gc.heap_used as f64)
-                .fold(0.0, f64::max);
-            if pending > MB && kind != VerdictKind::Retention {
-                add(
-                    FindingKind::GarbagePending,
-                    format!(
-                        "heapUsed was up to {} higher after load than after the forced collection: \
-                         garbage no collection had reached yet, not retention",
-                        mb(pending)
-                    ),
-                );
-            }
-        }
-        if let Some(converging) = self
+                )
+            })
+    }
+
+    /// heapUsed high after load and low after the forced collection.
+    fn garbage_pending(&self, kind: VerdictKind) -> Option<Finding> {
+        self.fit(&Series::HEAP_USED)?;
+        let pending = self
+            .cycles
+            .iter()
+            .map(|c| c.after_load.heap_used as f64 - c.after_gc.heap_used as f64)
+            .fold(0.0, f64::max);
+        (pending > MB && kind != VerdictKind::Retention).then(|| {
+            Finding::new(
+                FindingKind::GarbagePending,
+                format!(
+                    "heapUsed was up to {} higher after load than after the forced collection: \
+                     garbage no collection had reached yet, not retention",
+                    mb(pending)
+                ),
+            )
+        })
+    }
+
+    fn converging(&self, kind: VerdictKind) -> Option<Finding> {
+        let converging = self
             .fits
             .iter()
-            .find(|f| f.trend == Trend::Converging && kind != VerdictKind::WorkingSet)
-        {
-            add(
-                FindingKind::Converging,
-                format!(
-                    "{} grew and levelled off: a working set, not a leak",
-                    converging.metric
-                ),
-            );
-        }
+            .find(|f| f.trend == Trend::Converging && kind != VerdictKind::WorkingSet)?;
+        Some(Finding::new(
+            FindingKind::Converging,
+            format!(
+                "{} grew and levelled off: a working set, not a leak",
+                converging.metric
+            ),
+        ))
+    }
+
+    /// arrayBuffers grew while rss did not: pages not written yet.
+    fn untouched_pages(&self) -> Option<Finding> {
         let grown = |m: &Series| -> f64 {
             let first = self.baseline.value(m).unwrap_or(0.0);
             let last = self
@@ -190,18 +252,17 @@ impl Context<'_> {
         };
         let buffers = grown(&Series::ARRAY_BUFFERS);
         let rss = grown(&Series::RSS);
-        if buffers > 4.0 * MB && rss < buffers / 2.0 {
-            add(
+        (buffers > 4.0 * MB && rss < buffers / 2.0).then(|| {
+            Finding::new(
                 FindingKind::UntouchedPages,
                 format!(
-                    "arrayBuffers grew {} but rss only {}: buffers whose pages were never written are \
-                     not resident yet; rss will rise when they are",
+                    "arrayBuffers grew {} but rss only {}: buffers whose pages were never \
+                     written are not resident yet; rss will rise when they are",
                     mb(buffers),
                     mb(rss)
                 ),
-            );
-        }
-        out
+            )
+        })
     }
 
     /// The cycle whose collections stalled requests most, worded, when a

@@ -14,6 +14,7 @@ pub mod metric;
 pub mod over_time;
 pub mod page_action;
 pub mod projection;
+mod refresh;
 pub mod sequential;
 #[cfg(test)]
 pub(crate) mod test_cycles;
@@ -21,3 +22,4 @@ pub mod time_trend;
 
 pub use classify::{Options, judge, resolvable};
 pub use metric::Noise;
+pub use refresh::refresh;

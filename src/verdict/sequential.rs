@@ -282,10 +282,12 @@ pub fn in_groups(cycles: &[CycleResult], group: usize) -> Vec<CycleResult> {
 }
 
 /// A verdict with what it was judged from.
-struct Judged {
-    verdict: Verdict,
-    retained: RetainedPerRequest,
-    isolates: Vec<IsolateResult>,
+/// A verdict over the readings with the isolates folded in: what the
+/// fixed method and each look of `--cycles auto` judge.
+pub(super) struct Judged {
+    pub(super) verdict: Verdict,
+    pub(super) retained: RetainedPerRequest,
+    pub(super) isolates: Vec<IsolateResult>,
 }
 
 impl Judged {
@@ -301,7 +303,11 @@ impl Judged {
 
 /// The route's verdict over `cycles`, the other isolates folded in, as
 /// a fixed run's is.
-fn judged(baseline: &Sample, cycles: &[CycleResult], options: Options) -> Option<Judged> {
+pub(super) fn judged(
+    baseline: &Sample,
+    cycles: &[CycleResult],
+    options: Options,
+) -> Option<Judged> {
     let (mut verdict, retained) = judge(baseline, cycles, options)?;
     let isolates = judge_isolates(baseline, cycles, options);
     fold_into(&mut verdict, &isolates, options.unit.name());

@@ -152,16 +152,16 @@ fn native_records() {
     for _ in 0..ROUNDS {
         let _ = leakcheck::probe::smaps::parse(&String::from_utf8_lossy(&bytes.mutate(smaps)));
         let input = bytes.mutate(record);
-        if let Ok(parsed) = leakcheck::native::trace::read(&input[..], 0, u64::MAX) {
+        if let Ok(parsed) = leakcheck::diagnosis::native::trace::read(&input[..], 0, u64::MAX) {
             for growth in &parsed.growth {
                 let _ = parsed.stack(growth.trace);
             }
         }
         let text = String::from_utf8_lossy(&bytes.mutate(perf)).into_owned();
-        let map = leakcheck::native::perf_map::PerfMap::parse(&text);
+        let map = leakcheck::diagnosis::native::perf_map::PerfMap::parse(&text);
         let _ = map.name_at(0x7f0574020810);
         if let Some(name) = map.name_at(0x7f0574020810) {
-            let _ = leakcheck::native::perf_map::js_frame(name);
+            let _ = leakcheck::diagnosis::native::perf_map::js_frame(name);
         }
     }
 }

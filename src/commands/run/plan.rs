@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::cli::{RunProps, SoakProps};
 use crate::cycle::driver_log::LogDir;
 use crate::cycle::{CyclePlan, LoadCommand, LoopPlan};
 use crate::load::{LoadPlan, RequestSpec, Scenario, Stop};
@@ -14,15 +13,16 @@ use crate::model::{
     Unit,
 };
 use crate::net::HttpTarget;
+use crate::settings::{RunSettings, SoakProps};
 use crate::verdict::{Noise, Options};
 
 pub(super) fn cycle_plan(
-    props: &RunProps,
+    props: &RunSettings,
     http: &HttpTarget,
     scenario: Option<Arc<Scenario>>,
 ) -> anyhow::Result<CyclePlan> {
     use anyhow::Context;
-    let log_dir = match (&props.load_cmd, &props.driver_logs) {
+    let log_dir = match (&props.load.load_cmd, &props.load.driver_logs) {
         (None, _) => None,
         (Some(_), Some(dir)) => {
             crate::private_file::private_dir(dir)
@@ -39,47 +39,48 @@ pub(super) fn cycle_plan(
         Unit::Request
     };
     let request = RequestSpec {
-        method: props.request.method.clone(),
+        method: props.load.request.method.clone(),
         path: http.path.clone(),
-        headers: props.request.headers.clone(),
-        body: props.request.body.clone(),
+        headers: props.load.request.headers.clone(),
+        body: props.load.request.body.clone(),
         weight: 1,
     };
     Ok(CyclePlan {
         looped: LoopPlan {
             // A soak's cycles end with its load.
-            cycles: match props.soak {
+            cycles: match props.load.soak {
                 Some(_) => u32::MAX,
-                None => props.cycles,
+                None => props.load.cycles,
             },
             verdict: Options {
-                max_retained: props.max_retained,
+                max_retained: props.method.max_retained,
                 proc_only: false,
                 fixed_request: scenario_free_and_fixed(props),
                 unit,
-                soak: props.soak.is_some(),
-                resolution: Some(props.resolution),
+                soak: props.load.soak.is_some(),
+                resolution: Some(props.load.resolution),
                 noise: Noise::Process,
             },
-            loop_stats: props.loop_stats,
-            sequential: props.sequential,
-            stall_timeout: props.request.timeout,
-            reading_timeout: props.inspector_timeout,
-            counters: !props.counters.is_empty(),
+            loop_stats: props.method.loop_stats,
+            sequential: props.load.sequential,
+            stall_timeout: props.load.request.timeout,
+            reading_timeout: props.target.inspector_timeout,
+            counters: !props.target.counters.is_empty(),
         },
         load: LoadPlan {
             addr: http.addr,
             host: http.host.clone(),
             requests: vec![request.clone()],
-            connections: props.connections,
-            stop: Stop::Requests(props.requests),
+            connections: props.load.connections,
+            stop: Stop::Requests(props.load.requests),
             rate: None,
-            timeout: props.request.timeout,
+            timeout: props.load.request.timeout,
             scenario,
-            abort: props.request.abort,
+            abort: props.load.request.abort,
         },
         request,
         load_cmd: props
+            .load
             .load_cmd
             .as_ref()
             .zip(log_dir)
@@ -94,10 +95,10 @@ pub(super) fn cycle_plan(
 /// Whether the requests are the same bytes apart from the route (no
 /// template in headers or body, no scenario, no external driver); the
 /// cycle runner adds the route's own check.
-fn scenario_free_and_fixed(props: &RunProps) -> bool {
-    props.request.scenario.is_none()
-        && props.load_cmd.is_none()
-        && props.request.fixed_headers_and_body
+fn scenario_free_and_fixed(props: &RunSettings) -> bool {
+    props.load.request.scenario.is_none()
+        && props.load.load_cmd.is_none()
+        && props.load.request.fixed_headers_and_body
 }
 
 /// Settled readings a soak takes: one per interval, the last at the end.
@@ -105,7 +106,7 @@ pub(super) fn soak_readings(soak: &SoakProps) -> u32 {
     (soak.duration.as_secs_f64() / soak.every.as_secs_f64()).ceil() as u32
 }
 
-pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) -> RunResult {
+pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePlan) -> RunResult {
     RunResult {
         schema_version: SCHEMA_VERSION,
         leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -113,42 +114,42 @@ pub(super) fn new_result(props: &RunProps, routes: &[String], plan: &CyclePlan) 
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         target: TargetInfo {
-            command: props.command.clone(),
+            command: props.target.command.clone(),
             pid: None,
             probe: None,
             node_version: None,
-            url: crate::net::redacted(&props.url),
+            url: crate::net::redacted(&props.target.url),
             cwd: None,
         },
         settings: Settings {
-            cycles: match &props.soak {
+            cycles: match &props.load.soak {
                 Some(soak) => soak_readings(soak),
-                None => props.cycles,
+                None => props.load.cycles,
             },
             // A soak's intervals are measured in time, not in requests.
-            requests_per_cycle: if props.soak.is_some() {
+            requests_per_cycle: if props.load.soak.is_some() {
                 0
             } else {
-                props.requests
+                props.load.requests
             },
-            connections: props.connections,
+            connections: props.load.connections,
             routes: routes.to_vec(),
-            method: props.request.method.clone(),
-            fresh: props.fresh && !props.command.is_empty(),
-            max_retained_bytes_per_request: props.max_retained,
+            method: props.load.request.method.clone(),
+            fresh: props.target.fresh && !props.target.command.is_empty(),
+            max_retained_bytes_per_request: props.method.max_retained,
             unit: plan.looped.verdict.unit,
             scenario: plan.load.scenario.as_ref().map(|s| s.source.clone()),
-            load_cmd: props.load_cmd.as_deref().map(crate::redact::command),
-            abort: (props.request.abort > 0.0).then_some(props.request.abort),
-            soak: props.soak.as_ref().map(|soak| SoakSettings {
+            load_cmd: props.load.load_cmd.as_deref().map(crate::redact::command),
+            abort: (props.load.request.abort > 0.0).then_some(props.load.request.abort),
+            soak: props.load.soak.as_ref().map(|soak| SoakSettings {
                 duration_s: soak.duration.as_secs_f64(),
                 every_s: soak.every.as_secs_f64(),
                 rate: soak.rate,
             }),
-            sequential: props.sequential.map(|seq| SequentialSettings {
-                cycle_requests: props.requests,
+            sequential: props.load.sequential.map(|seq| SequentialSettings {
+                cycle_requests: props.load.requests,
                 resolution_bytes_per_request: seq.resolution,
-                max_requests: u64::from(seq.max_cycles) * props.requests,
+                max_requests: u64::from(seq.max_cycles) * props.load.requests,
             }),
         },
         routes: Vec::new(),

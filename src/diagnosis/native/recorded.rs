@@ -10,17 +10,15 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cli::RunProps;
+use super::perf_map::PerfMap;
+use super::{Recorder, Recording};
 use crate::cycle::{CyclePlan, CycleSpec, Silent};
 use crate::model::{
     Finding, FindingKind, NativeDiagnosis, RouteResult, RssPart, Series, VerdictKind,
 };
-use crate::native::perf_map::PerfMap;
-use crate::native::{Recorder, Recording};
-use crate::net::HttpTarget;
 use crate::probe::Probe;
-use crate::process::{Target, runs_node_directly};
-use crate::report::progress::Progress;
+use crate::process::runs_node_directly;
+use crate::session::{Fresh, Session};
 use crate::units::per_request;
 
 /// V8 flags for the recorded process: a perf map of its generated code,
@@ -56,8 +54,8 @@ pub fn wants_native(route: &RouteResult) -> bool {
 }
 
 /// Why the recorder cannot run for this command, if it cannot.
-fn cannot_record(props: &RunProps) -> Option<String> {
-    if props.command.is_empty() {
+fn cannot_record(command: &[String]) -> Option<String> {
+    if command.is_empty() {
         return Some(
             "leakcheck did not start the target, so it cannot record its native allocations: \
              run it as `leakcheck run … -- node server.js`, or record it yourself with \
@@ -65,27 +63,22 @@ fn cannot_record(props: &RunProps) -> Option<String> {
                 .into(),
         );
     }
-    if !runs_node_directly(&props.command[0]) {
+    if !runs_node_directly(&command[0]) {
         return Some(format!(
             "`{}` starts node through another program, and heaptrack records only the first \
              process: give the node command itself after `--` (`-- node server.js`)",
-            props.command[0]
+            command[0]
         ));
     }
     None
 }
 
 /// Records each wanted route in a fresh process; findings say what could
-/// not be done. The target in `slot` is stopped first (its port is needed).
-#[allow(clippy::too_many_arguments)]
+/// not be done. The session's target is stopped first (its port is needed).
 pub async fn diagnose_natively(
-    slot: &mut Option<Target>,
-    props: &RunProps,
+    session: &mut Session<'_>,
     plan: &CyclePlan,
-    http: &HttpTarget,
     result: &mut crate::model::RunResult,
-    progress: &Progress,
-    faults: &tokio::sync::watch::Sender<Option<String>>,
 ) -> anyhow::Result<()> {
     let wanted: Vec<usize> = (0..result.routes.len())
         .filter(|&i| wants_native(&result.routes[i]))
@@ -93,7 +86,7 @@ pub async fn diagnose_natively(
     if wanted.is_empty() {
         return Ok(());
     }
-    let recorder = match cannot_record(props)
+    let recorder = match cannot_record(&session.settings.target.command)
         .map_or_else(|| Recorder::find().map_err(|e| e.to_string()), Err)
     {
         Ok(recorder) => recorder,
@@ -106,23 +99,14 @@ pub async fn diagnose_natively(
     };
     let version = recorder.version().await;
     for index in wanted {
-        super::restart_pause(slot, http.addr, progress).await?;
+        session.restart().await?;
         let route = result.routes[index].route.clone();
-        progress.say(&format!(
+        session.progress.say(&format!(
             "{route}: native diagnosis: a fresh process under {version}, a warm-up cycle, then \
              the measured one"
         ));
         let started = Instant::now();
-        let recorded = record(
-            slot,
-            &recorder,
-            props,
-            plan,
-            http,
-            &result.routes[index],
-            faults,
-        )
-        .await;
+        let recorded = record(session, &recorder, plan, &result.routes[index]).await;
         let into = &mut result.routes[index];
         let explained = match recorded {
             Ok(mut native) => {
@@ -137,7 +121,7 @@ pub async fn diagnose_natively(
         };
         if !explained {
             let trial =
-                super::allocator::trial(slot, props, plan, http, &route, progress, faults).await;
+                crate::diagnosis::allocator::trial(session, plan, &result.routes[index]).await;
             let into = &mut result.routes[index];
             match trial {
                 Ok(trial) => apply_trial(into, trial, plan.looped.verdict.unit.name()),
@@ -181,13 +165,10 @@ fn apply_trial(into: &mut RouteResult, trial: crate::model::AllocatorTrial, unit
 /// Starts the target under the recorder, drives a warm-up and a measured
 /// cycle, stops it and reads the record.
 async fn record(
-    slot: &mut Option<Target>,
+    session: &mut Session<'_>,
     recorder: &Recorder,
-    props: &RunProps,
     plan: &CyclePlan,
-    http: &HttpTarget,
     route: &RouteResult,
-    faults: &tokio::sync::watch::Sender<Option<String>>,
 ) -> anyhow::Result<NativeDiagnosis> {
     let dir = tempfile::tempdir()?;
     let recording = recorder.start(dir.path())?;
@@ -197,13 +178,12 @@ async fn record(
     let mut node_flags: Vec<String> = PERF_FLAGS.iter().map(|f| f.to_string()).collect();
     node_flags.push("--no-logfile-per-isolate".into());
     node_flags.push(format!("--logfile={}", dir.path().join("v8.log").display()));
-    let fresh = super::Fresh {
+    let fresh = Fresh {
         node_flags,
         env: recording.env.clone(),
     };
-    let target = super::launch_fresh(slot, props, http, faults, fresh).await?;
-    let pid = target.pid;
-    let mut probe = super::fresh_probe(target, http).await?;
+    let pid = session.launch_fresh(fresh).await?.pid;
+    let mut probe = session.fresh_probe().await?;
     let node_exe = std::fs::read_link(format!("/proc/{pid}/exe"))
         .map(|p| p.display().to_string())
         .unwrap_or_default();
@@ -225,9 +205,7 @@ async fn record(
         .units
         .resolve(crate::cycle::served_between(Some(&before), &after));
     drop(probe);
-    if let Some(mut target) = slot.take() {
-        target.stop().await;
-    }
+    session.stop().await;
     let perf_path = format!("/tmp/perf-{pid}.map");
     let perf = PerfMap::parse(&std::fs::read_to_string(&perf_path).unwrap_or_default());
     let _ = std::fs::remove_file(&perf_path);
@@ -245,8 +223,8 @@ async fn read_record(
     let path = recording.finish(INTERPRET_LIMIT).await?;
     tokio::task::spawn_blocking(move || {
         let file = std::io::BufReader::new(std::fs::File::open(&path)?);
-        let record = crate::native::trace::read(file, from_ms, u64::MAX)?;
-        let (sites, unfreed) = crate::native::sites::sites(&record, &perf, &node_exe, units);
+        let record = super::trace::read(file, from_ms, u64::MAX)?;
+        let (sites, unfreed) = super::sites::sites(&record, &perf, &node_exe, units);
         Ok(NativeDiagnosis {
             units,
             unfreed_bytes_per_unit: unfreed,

@@ -12,7 +12,7 @@ use crate::procfs;
 /// How long the port may stay busy after the target exited.
 const PORT_RELEASE: Duration = Duration::from_secs(3);
 
-pub(super) async fn refuse_busy_port(addr: SocketAddr) -> anyhow::Result<()> {
+pub async fn refuse_busy_port(addr: SocketAddr) -> anyhow::Result<()> {
     if accepts_connections(addr).await {
         bail!(
             "port {} on {} is already in use, {}: stop that process, or give --url the port your \
@@ -25,7 +25,7 @@ pub(super) async fn refuse_busy_port(addr: SocketAddr) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub(super) async fn wait_port_free(addr: SocketAddr) -> bool {
+pub async fn wait_port_free(addr: SocketAddr) -> bool {
     let started = Instant::now();
     while started.elapsed() < PORT_RELEASE {
         if !accepts_connections(addr).await {

@@ -6,10 +6,10 @@ use std::net::SocketAddr;
 
 use anyhow::Context;
 
-use crate::cli::Attach;
 use crate::inspector::{Inspector, activate_by_pid, resolve_inspector};
 use crate::net::resolve_http;
 use crate::probe::{Counter, EndpointsProbe, InspectorProbe, Probe, ProcProbe};
+use crate::settings::Attach;
 
 /// A connected probe and what it learned about the target.
 pub struct Connected {

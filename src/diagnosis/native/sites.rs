@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::perf_map::{PerfMap, js_frame};
 use super::trace::{InstructionPointer, Record};
-use crate::attribute::Owners;
+use crate::diagnosis::attribute::Owners;
 use crate::model::{JsFrame, NativeFrame, NativeSite, Owner};
 
 /// A stack is listed when it kept at least this much per unit of work: a
@@ -233,7 +233,7 @@ fn clean_symbol(symbol: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::native::trace::read;
+    use crate::diagnosis::native::trace::read;
 
     /// strdup in libc ← an addon in node_modules ← a JIT frame: the leaf of
     /// the tree (trace 3) is the innermost frame.

@@ -51,14 +51,14 @@ pub async fn diagnose_route(
             .progress
             .say(&format!("{}: diagnosis: {message}", into.route))
     };
-    let plan = crate::diagnose::DiagnosePlan {
+    let plan = crate::diagnosis::snapshots::DiagnosePlan {
         work,
         snapshots_dir: props.snapshots_dir,
         label: crate::private_file::file_label(&into.route),
         owns_target: props.owns_target,
         isolate: crate::verdict::isolates::to_diagnose(into).map(|i| i.id.clone()),
     };
-    match crate::diagnose::diagnose(probe, plan, &say).await {
+    match crate::diagnosis::snapshots::diagnose(probe, plan, &say).await {
         Ok(mut diagnosis) => {
             let off_heap = into
                 .verdict

@@ -208,7 +208,7 @@ pub async fn diagnose(
         profile_seconds,
         missing,
     };
-    crate::attribute::attribute(inspector, &mut diagnosis).await;
+    crate::diagnosis::attribute::attribute(inspector, &mut diagnosis).await;
     Ok(diagnosis)
 }
 

@@ -10,6 +10,7 @@
 
 pub mod heaptrack;
 pub mod perf_map;
+pub mod recorded;
 pub mod sites;
 pub mod trace;
 

@@ -5,7 +5,7 @@
 //! `--interpreted-frames-native-stack` gives interpreted functions code of
 //! their own, so they are found too, not only the optimised ones.
 
-use super::super::model::JsFrame;
+use crate::model::JsFrame;
 
 /// The code ranges of one process, sorted by start, each with its line
 /// number: V8 reuses the memory of code it frees, and the later line is

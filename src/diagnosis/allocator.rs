@@ -5,12 +5,9 @@
 //! under each other setting; if the growth goes away under one, the
 //! verdict is allocator fragmentation, with the setting that fixed it.
 
-use crate::cli::RunProps;
 use crate::cycle::{CyclePlan, run_route};
 use crate::model::{AllocatorSetting, AllocatorTrial, RouteResult, Series, VerdictKind};
-use crate::net::HttpTarget;
-use crate::process::Target;
-use crate::report::progress::Progress;
+use crate::session::{Fresh, Session};
 
 /// Debian's and Ubuntu's `libjemalloc2`.
 const JEMALLOC: &str = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
@@ -26,29 +23,25 @@ fn settings() -> Vec<(String, String)> {
 }
 
 /// Reruns the route's check under each setting until one stops the growth.
-#[allow(clippy::too_many_arguments)]
 pub async fn trial(
-    slot: &mut Option<Target>,
-    props: &RunProps,
+    session: &mut Session<'_>,
     plan: &CyclePlan,
-    http: &HttpTarget,
-    route: &str,
-    progress: &Progress,
-    faults: &tokio::sync::watch::Sender<Option<String>>,
+    measured: &RouteResult,
 ) -> anyhow::Result<AllocatorTrial> {
+    let route = measured.route.as_str();
     let mut trial = AllocatorTrial::default();
     for (name, value) in settings() {
         let setting = format!("{name}={value}");
-        super::restart_pause(slot, http.addr, progress).await?;
-        progress.say(&format!(
+        session.restart().await?;
+        session.progress.say(&format!(
             "{route}: allocator A/B: the check again with {setting}"
         ));
-        let fresh = super::Fresh {
+        let fresh = Fresh {
             node_flags: Vec::new(),
             env: vec![(name, value)],
         };
-        let target = super::launch_fresh(slot, props, http, faults, fresh).await?;
-        let mut probe = super::fresh_probe(target, http).await?;
+        session.launch_fresh(fresh).await?;
+        let mut probe = session.fresh_probe().await?;
         let mut workload = plan.workload(route, None, crate::probe::Probe::inspector(&probe));
         let mut rerun = RouteResult {
             route: route.to_string(),

@@ -1,0 +1,12 @@
+//! The one step from the command line to settings (ripgrep's low-level
+//! arguments to its high-level ones): each subcommand's clap arguments are
+//! checked and resolved here into `crate::settings`, once, before anything
+//! starts. The only place the command layer sees a clap type.
+
+mod attach;
+mod heap;
+mod load;
+mod output;
+mod page;
+mod run;
+mod soak;

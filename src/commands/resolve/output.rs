@@ -1,0 +1,49 @@
+//! The report files and baseline, and `report`'s settings.
+
+use crate::cli::{OutputArgs, ReportArgs};
+use crate::report::{OutputProps, OutputTarget};
+use crate::settings::ReportProps;
+
+impl OutputArgs {
+    pub fn into_props(self, json: Option<OutputTarget>) -> anyhow::Result<OutputProps> {
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            anyhow::bail!("--tolerance must be a percentage of zero or more");
+        }
+        let to_stdout = [&json, &self.html, &self.markdown]
+            .into_iter()
+            .filter(|t| t.as_ref().is_some_and(OutputTarget::is_stdout))
+            .count();
+        if to_stdout > 1 {
+            anyhow::bail!(
+                "only one of --json, --html and --markdown can write to stdout (`-`): give the \
+                 others a file"
+            );
+        }
+        Ok(OutputProps {
+            json,
+            html: self.html,
+            markdown: self.markdown,
+            baseline: self.baseline,
+            tolerance: self.tolerance / 100.0,
+        })
+    }
+}
+
+impl ReportArgs {
+    pub fn into_props(self) -> anyhow::Result<ReportProps> {
+        let output = self.output.into_props(self.json)?;
+        if output.json.is_none()
+            && output.html.is_none()
+            && output.markdown.is_none()
+            && output.baseline.is_none()
+        {
+            anyhow::bail!(
+                "say what to render: --html FILE, --markdown FILE, --json FILE or --baseline FILE"
+            );
+        }
+        Ok(ReportProps {
+            result: self.result,
+            output,
+        })
+    }
+}

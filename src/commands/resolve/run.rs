@@ -1,0 +1,170 @@
+//! `run`'s and `soak`'s flags resolved into their grouped settings, and
+//! the request options `load` shares: every check of a flag's value
+//! happens here, before anything starts.
+
+use crate::cli::{RequestArgs, RunArgs};
+use crate::settings::{LoadSettings, MethodSettings, RequestProps, RunSettings, TargetSettings};
+
+impl RequestArgs {
+    pub fn into_props(self) -> anyhow::Result<RequestProps> {
+        let mut headers = Vec::new();
+        for header in &self.headers {
+            if header.contains(['\r', '\n']) {
+                anyhow::bail!(
+                    "-H {header:?} contains a line break, which would split the request: give one \
+                     header per -H"
+                );
+            }
+            let (name, value) = header.split_once(':').ok_or_else(|| {
+                anyhow::anyhow!("header {header:?} has no colon: write it as `Name: value`")
+            })?;
+            if let Some(why) = crate::load::framing_header(name) {
+                anyhow::bail!("-H {:?} is refused: {why}; drop it", name.trim());
+            }
+            headers.push((name.trim().to_string(), value.trim().to_string()));
+        }
+        let body = match (&self.body, &self.body_file) {
+            (Some(text), _) => text.clone().into_bytes(),
+            (None, Some(path)) => read_body_file(path)?,
+            (None, None) => Vec::new(),
+        };
+        if !(0.0..1.0).contains(&self.abort) {
+            anyhow::bail!(
+                "--abort {} must be a fraction from 0 to below 1 (0.5 = half): at 1 every request \
+                 is hung up on, no answer is read and nothing is measured",
+                self.abort
+            );
+        }
+        // Templates are checked now, not after the target started.
+        let probe = crate::load::RequestSpec {
+            method: self.method.to_ascii_uppercase(),
+            path: "/".into(),
+            headers: headers.clone(),
+            body: body.clone(),
+            weight: 1,
+        };
+        let prepared = crate::load::PreparedRequest::new(&probe, "h", None)
+            .map_err(|e| anyhow::anyhow!("-H or the body: {e}"))?;
+        Ok(RequestProps {
+            fixed_headers_and_body: prepared.is_fixed(),
+            method: self.method.to_ascii_uppercase(),
+            headers,
+            body,
+            timeout: self.timeout,
+            scenario: self.scenario,
+            abort: self.abort,
+        })
+    }
+}
+
+/// The largest `--body-file`: a request body is sent once per request and
+/// kept in memory whole; 64 MB is far beyond any API body and stops
+/// `--body-file /dev/zero` from filling memory.
+const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
+
+fn read_body_file(path: &std::path::Path) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot read --body-file {}: {e}", path.display()))?;
+    let mut body = Vec::new();
+    file.take(MAX_BODY_BYTES + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| anyhow::anyhow!("cannot read --body-file {}: {e}", path.display()))?;
+    if body.len() as u64 > MAX_BODY_BYTES {
+        anyhow::bail!(
+            "--body-file {} is larger than {} MB, the largest body leakcheck sends",
+            path.display(),
+            MAX_BODY_BYTES >> 20
+        );
+    }
+    Ok(body)
+}
+
+/// Refuses a route that would not make a valid request line: one without
+/// a leading `/`, or with a line break or space that would split it.
+pub(super) fn check_route(route: &str) -> anyhow::Result<()> {
+    if !route.starts_with('/') {
+        anyhow::bail!("--route {route:?} must start with `/` (e.g. --route /{route})");
+    }
+    if route.contains(['\r', '\n', ' ']) {
+        anyhow::bail!("--route {route:?} contains a space or line break: percent-encode it");
+    }
+    crate::load::template::Template::parse(route, None)
+        .map_err(|e| anyhow::anyhow!("--route {route:?}: {e}"))?;
+    Ok(())
+}
+
+impl RunArgs {
+    pub fn into_props(self) -> anyhow::Result<RunSettings> {
+        use crate::verdict::budget::{Asked, SERVER, schedule};
+        let schedule = schedule(
+            &SERVER,
+            Asked {
+                cycles: self.cycles,
+                per_cycle: self.requests,
+                resolution: self.resolution,
+                max_units: self.max_requests,
+            },
+        )?;
+        if self.connections == 0 {
+            anyhow::bail!("--requests and --connections must be at least 1");
+        }
+        crate::limits::check_connections(self.connections)?;
+        for route in &self.routes {
+            check_route(route)?;
+        }
+        Ok(RunSettings {
+            target: TargetSettings {
+                url: self.url,
+                command: self.command,
+                attach: self.attach.choice(),
+                allow_remote: self.allow_remote,
+                allow_remote_inspector: self.attach.allow_remote_inspector,
+                ready_timeout: self.ready_timeout,
+                inspector_timeout: self.inspector_timeout,
+                grace: self.grace,
+                counters: parse_counters(&self.counters)?,
+                fresh: !self.no_fresh,
+            },
+            load: LoadSettings {
+                routes: self.routes,
+                cycles: schedule.cycles,
+                requests: schedule.per_cycle,
+                sequential: schedule.sequential,
+                resolution: schedule.resolution,
+                connections: self.connections,
+                request: self.request.into_props()?,
+                soak: None,
+                load_cmd: self.load_cmd,
+                driver_logs: self.driver_logs,
+            },
+            method: MethodSettings {
+                max_retained: self.max_retained,
+                diagnose: !self.no_diagnose,
+                loop_stats: !self.no_loop_stats,
+                snapshots: self.snapshots,
+            },
+            output: self.output.into_props(self.json)?,
+            quiet: self.quiet,
+        })
+    }
+}
+
+pub(super) fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::probe::Counter>> {
+    specs
+        .iter()
+        .map(|spec| {
+            let (name, expression) = spec.split_once('=').ok_or_else(|| {
+                anyhow::anyhow!("--counter {spec:?} needs NAME=EXPRESSION, e.g. sessions=globalThis.sessions.size")
+            })?;
+            let name = name.trim();
+            if name.is_empty() || expression.trim().is_empty() {
+                anyhow::bail!("--counter {spec:?} needs both a name and an expression");
+            }
+            if crate::model::Series::is_reserved_name(name) {
+                anyhow::bail!("--counter {name:?} is the name of a memory figure or of leakcheck's own handle and listener series (active_resources.*, listeners.*): choose another name");
+            }
+            Ok(crate::probe::Counter { name: name.to_string(), expression: expression.trim().to_string() })
+        })
+        .collect()
+}

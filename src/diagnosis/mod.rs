@@ -1,0 +1,21 @@
+//! Naming what keeps the memory, once a route's verdict says it is kept:
+//! everything after the verdict lives here.
+//!
+//! - `route.rs`: the step the loop calls for a route that retains: one
+//!   more cycle of the route's own work, diagnosed, a failure a finding;
+//! - `snapshots/`: two heap snapshots around that cycle and the sampling
+//!   heap profile, through the snapshot engine (`crate::snapshot`), to the
+//!   holder and the storing line;
+//! - `attribute/`: source maps and owners of every frame and holder;
+//! - `native/`: off-heap growth in malloc'd memory, recorded by heaptrack
+//!   in a fresh process of the target (`native/recorded.rs`);
+//! - `allocator.rs`: the allocator A/B that tells fragmentation from a leak.
+
+pub mod allocator;
+pub mod attribute;
+pub mod native;
+mod route;
+pub mod snapshots;
+
+pub use native::recorded::diagnose_natively;
+pub use route::{DiagnosisProps, diagnose_route, wants_diagnosis};

@@ -1,0 +1,19 @@
+//! What each subcommand was asked to do, as plain values grouped by
+//! concern: the command layer resolves the command line into these once
+//! (`commands/resolve/`), and everything after reads them. No clap type
+//! reaches this module, so another front end (the npm API's flags, a
+//! protocol server) builds the same settings.
+
+mod attach;
+mod heap;
+mod load;
+mod output;
+mod page;
+mod run;
+
+pub use attach::{Attach, SampleProps, SnapshotProps};
+pub use heap::{DiffProps, InspectProps};
+pub use load::LoadProps;
+pub use output::ReportProps;
+pub use page::{PageProps, PageScenario};
+pub use run::{LoadSettings, MethodSettings, RequestProps, RunSettings, SoakProps, TargetSettings};

@@ -1,0 +1,109 @@
+//! `leakcheck run`'s and `leakcheck soak`'s settings, in the four groups
+//! every part of a run reads: what the target is and how it is reached,
+//! what load a cycle sends, how the method judges and diagnoses, and where
+//! the results go. Resolved once from the command line
+//! (`commands/resolve/run.rs`); nothing below reads a flag.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::Attach;
+use crate::report::OutputProps;
+use crate::verdict::sequential::SequentialPlan;
+
+/// Everything `leakcheck run` and `leakcheck soak` need, free of clap.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    pub target: TargetSettings,
+    pub load: LoadSettings,
+    pub method: MethodSettings,
+    /// JSON, HTML and Markdown files, and the baseline to compare with.
+    pub output: OutputProps,
+    /// No progress on stderr.
+    pub quiet: bool,
+}
+
+/// The target: its URL, the command that starts it (empty when attaching),
+/// how it is reached and read, and how long it is waited for.
+#[derive(Debug, Clone)]
+pub struct TargetSettings {
+    pub url: String,
+    /// Empty when attaching to a running server.
+    pub command: Vec<String>,
+    /// How memory is read when not through the launched target's inspector.
+    pub attach: Option<Attach>,
+    pub allow_remote: bool,
+    pub allow_remote_inspector: bool,
+    pub ready_timeout: Duration,
+    /// How long one reading may take.
+    pub inspector_timeout: Duration,
+    /// How long the target has to exit after SIGTERM before SIGKILL.
+    pub grace: Duration,
+    pub counters: Vec<crate::probe::Counter>,
+    /// Restart the target before each route.
+    pub fresh: bool,
+}
+
+impl TargetSettings {
+    /// leakcheck starts (and stops) the target itself.
+    pub fn launched(&self) -> bool {
+        !self.command.is_empty()
+    }
+}
+
+/// The work: routes, the schedule of cycles (or a soak's), and what one
+/// unit of work is (a request, a scenario's iteration, an external driver).
+#[derive(Debug, Clone)]
+pub struct LoadSettings {
+    pub routes: Vec<String>,
+    /// Cycles per route; with `sequential`, the most small cycles the
+    /// budget allows.
+    pub cycles: u32,
+    pub requests: u64,
+    /// `--cycles auto`: stop when the verdict is decided.
+    pub sequential: Option<SequentialPlan>,
+    /// The smallest retention per request that must not pass as clean.
+    pub resolution: f64,
+    pub connections: usize,
+    pub request: RequestProps,
+    /// A soak's schedule (`leakcheck soak`) instead of cycles.
+    pub soak: Option<SoakProps>,
+    pub load_cmd: Option<String>,
+    /// Where --load-cmd's logs are kept; `None`: a temporary folder.
+    pub driver_logs: Option<PathBuf>,
+}
+
+/// How the method judges and explains: the CI gate, the diagnosis, the
+/// loop statistics.
+#[derive(Debug, Clone)]
+pub struct MethodSettings {
+    pub max_retained: Option<f64>,
+    /// Name the holder of a retention with heap snapshots.
+    pub diagnose: bool,
+    /// Observe event-loop delay and collections during each cycle's load.
+    pub loop_stats: bool,
+    pub snapshots: Option<PathBuf>,
+}
+
+/// The schedule of `leakcheck soak`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoakProps {
+    pub duration: Duration,
+    /// A settled reading this often.
+    pub every: Duration,
+    /// Requests per second; as fast as the connections go without.
+    pub rate: Option<f64>,
+}
+
+/// The request options, as plain values.
+#[derive(Debug, Clone)]
+pub struct RequestProps {
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub timeout: Duration,
+    pub scenario: Option<PathBuf>,
+    pub abort: f64,
+    /// No template in the method, headers or body (routes aside).
+    pub fixed_headers_and_body: bool,
+}
