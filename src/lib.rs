@@ -2,26 +2,27 @@
 //! in METHOD.md; README.md's "Layout" maps the modules. `run` is the entry
 //! point the binary calls.
 
-pub mod cli;
+pub(crate) mod cli;
 pub mod commands;
-pub mod cycle;
+pub(crate) mod cycle;
 pub mod diagnosis;
-pub mod inspector;
-pub mod limits;
+pub(crate) mod inspector;
+pub(crate) mod limits;
 pub mod load;
 pub mod model;
 pub mod net;
 pub mod page;
-pub mod private_file;
+pub(crate) mod private_file;
 pub mod probe;
 pub mod process;
 pub mod procfs;
-pub mod redact;
+pub(crate) mod redact;
 pub mod report;
-pub mod session;
-pub mod settings;
+pub(crate) mod session;
+pub(crate) mod settings;
+pub mod snapshot;
 pub mod units;
-pub mod verdict;
+pub(crate) mod verdict;
 
 use std::process::ExitCode;
 
@@ -30,12 +31,7 @@ use clap::Parser;
 use cli::{Cli, Command};
 use commands::frame::RunEnd;
 
-/// Exit code: no retention found.
-pub const EXIT_CLEAN: u8 = 0;
-/// Exit code: retention found.
-pub const EXIT_LEAK: u8 = 1;
-/// Exit code: an error stopped the check.
-pub const EXIT_ERROR: u8 = 2;
+pub use commands::exit::{EXIT_CLEAN, EXIT_ERROR, EXIT_LEAK};
 
 /// Parses the command line, runs the subcommand, and maps its end to an exit code.
 pub fn run() -> ExitCode {
@@ -63,7 +59,6 @@ pub fn run() -> ExitCode {
         }
     }
 }
-pub mod snapshot;
 
 /// The subcommands that talk to a target, on the async runtime.
 fn run_async(command: Command) -> anyhow::Result<RunEnd> {
@@ -78,7 +73,9 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
             Command::Soak(args) => commands::run::run(args.into_props()?).await,
             Command::Page(args) => commands::page::run(args.into_props()?).await,
-            Command::Load(args) => commands::load::run(args.into_props()?).await.map(clean),
+            Command::Load(args) => commands::load_command::run(args.into_props()?)
+                .await
+                .map(clean),
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
             Command::Report(args) => commands::report::run(args.into_props()?).await,

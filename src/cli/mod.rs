@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod attach;
 mod heap;
-mod load;
+mod load_command;
 mod output;
 mod page;
 mod run;
@@ -14,7 +14,7 @@ mod soak;
 
 pub use attach::*;
 pub use heap::*;
-pub use load::*;
+pub use load_command::*;
 pub use output::*;
 pub use page::*;
 pub use run::*;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use tokio::sync::watch;
 
+pub use super::exit::RunEnd;
 use super::outcome::{mark_partial_routes, outcome_of, run_end};
 use super::signals::{StopSignal, exit_on_a_later_signal, stop_signal};
 use crate::model::{RunResult, Stopped};
@@ -21,13 +22,6 @@ use crate::report::progress::Progress;
 
 /// How long a run whose target is exiting may take to fail on its own.
 const FAULT_GRACE: Duration = Duration::from_millis(500);
-
-/// How a run ended, for the exit code.
-pub enum RunEnd {
-    Clean,
-    Leak,
-    Failed,
-}
 
 /// What the measuring returned, or the signal that cut it short.
 pub type Measured = Result<anyhow::Result<()>, StopSignal>;

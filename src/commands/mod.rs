@@ -1,8 +1,9 @@
 //! One module per subcommand; each takes its props and returns how it ended.
 
+pub mod exit;
 pub mod frame;
 pub mod heap;
-pub mod load;
+pub mod load_command;
 mod outcome;
 pub mod page;
 pub mod report;

@@ -1,8 +1,8 @@
 //! How a run ended: the outcome recorded in the result, and partial
 //! routes marked.
 
-use super::frame::RunEnd;
-use crate::commands::signals::StopSignal;
+pub use super::exit::RunEnd;
+use super::signals::StopSignal;
 use crate::model::{
     Finding, FindingKind, Outcome, OutcomeStatus, RouteResult, RunResult, Stopped, VerdictKind,
 };

@@ -61,7 +61,7 @@ pub fn exit_on_a_later_signal() {
             let signal = stop_signal().await;
             if since.elapsed() >= SECOND_SIGNAL_AFTER {
                 eprintln!("{signal} again: exiting now");
-                std::process::exit(crate::EXIT_ERROR.into());
+                std::process::exit(super::exit::EXIT_ERROR.into());
             }
         }
     });

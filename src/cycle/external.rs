@@ -11,7 +11,6 @@
 //! the command ends, what it left running (a `setsid` helper that escaped
 //! the group) is found by its mark and stopped (`process/sweep.rs`).
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,7 @@ use async_trait::async_trait;
 
 use super::CycleObserver;
 use super::driver_log::DriverLog;
-use super::workload::{CycleSpec, Units, Work, WorkError, Workload};
+use super::workload::{CycleSpec, DriverError, Units, Work, WorkError, Workload};
 use crate::model::{DriverRun, LoadReport};
 use crate::process::sweep::{MARK_VARIABLE, Mark};
 
@@ -88,18 +87,6 @@ struct DriverCycle<'a> {
     cycle: u32,
     requests: u64,
     connections: usize,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum DriverError {
-    #[error("cannot write the --load-cmd log {}", path.display())]
-    Log {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot start --load-cmd through sh")]
-    Spawn(#[source] std::io::Error),
 }
 
 /// Runs the command for one cycle and waits for it.

@@ -80,9 +80,23 @@ pub enum WorkError {
     #[error("the load could not run")]
     Load(#[from] crate::load::LoadError),
     #[error("--load-cmd could not run")]
-    Driver(#[from] super::external::DriverError),
+    Driver(#[from] DriverError),
     #[error("the page stopped answering")]
     Page(#[from] crate::probe::ProbeError),
+}
+
+/// Why `--load-cmd` could not be run for a cycle (not: it exited non-zero,
+/// which fails the cycle with its output).
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    #[error("cannot write the --load-cmd log {}", path.display())]
+    Log {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start --load-cmd through sh")]
+    Spawn(#[source] std::io::Error),
 }
 
 #[async_trait]

@@ -7,6 +7,6 @@ mod discover;
 mod scripts;
 pub mod snapshot;
 
-pub use client::{COMMAND_TIMEOUT, Event, Inspector, InspectorError, WeakInspector, drop_deep};
-pub use discover::{DiscoverError, activate_by_pid, resolve_inspector};
-pub use scripts::{ParsedScript, parsed_scripts};
+pub use client::{Event, Inspector, InspectorError, drop_deep};
+pub use discover::{activate_by_pid, resolve_inspector};
+pub use scripts::parsed_scripts;

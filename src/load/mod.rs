@@ -8,16 +8,20 @@
 mod connection;
 mod cookies;
 mod engine;
+mod error;
 mod plan;
+mod request;
 pub mod scenario;
+mod shared;
 mod stats;
 pub mod template;
 mod vu;
 mod worker;
 
-pub use engine::{LoadError, LoadProgress, LoadRun};
-pub use plan::{
-    LoadPlan, PrepareError, PreparedRequest, RequestError, RequestSpec, Stop, framing_header,
-};
+pub use engine::LoadRun;
+pub use error::LoadError;
+pub use plan::{LoadPlan, Stop};
+pub use request::{PrepareError, PreparedRequest, RequestError, RequestSpec, framing_header};
 pub use scenario::Scenario;
+pub use shared::LoadProgress;
 pub use stats::ErrorKind;

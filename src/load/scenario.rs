@@ -33,7 +33,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::plan::{PreparedRequest, RequestSpec};
+use super::request::{PreparedRequest, RequestSpec};
 
 /// The largest scenario file read.
 const MAX_SCENARIO_BYTES: u64 = 4 * 1024 * 1024;
@@ -559,7 +559,7 @@ mod tests {
             r#"{"steps":[{"path":"/a"},{"path":"/b","headers":{"authorization":"Bearer own"}}]}"#;
         let scenario = Scenario::parse_with(text, "s.json", "h", &shared).unwrap();
         let sent = |index: usize| {
-            let mut scratch = crate::load::plan::Scratch::default();
+            let mut scratch = crate::load::request::Scratch::default();
             let mut rng = Rng::new(1);
             let mut ctx = RenderContext {
                 sequence: 0,

@@ -16,9 +16,9 @@ use std::time::Instant;
 
 use super::connection::Collected;
 use super::cookies::CookieJar;
-use super::engine::Shared;
-use super::plan::Scratch;
+use super::request::Scratch;
 use super::scenario::{Scenario, Step, extract};
+use super::shared::Shared;
 use super::stats::ErrorKind;
 use super::template::{Captures, RenderContext, Rng, next_sequence};
 use super::worker::{Link, send_with_retry};

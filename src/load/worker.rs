@@ -8,8 +8,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use super::connection::{Collected, Connection, ExchangeError};
-use super::engine::Shared;
-use super::plan::Scratch;
+use super::request::Scratch;
+use super::shared::Shared;
 use super::stats::ErrorKind;
 use super::template::{NoCaptures, RenderContext, Rng, next_sequence};
 

@@ -8,7 +8,7 @@
 
 mod diagnosis;
 mod isolate;
-mod load;
+mod load_report;
 mod loop_stats;
 mod native;
 mod outcome;
@@ -25,7 +25,7 @@ pub use diagnosis::{
     PathStep, SourceLocation,
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
-pub use load::{LatencySummary, LoadReport, StatusCounts, is_zero};
+pub use load_report::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
 pub use native::{
     AllocatorSetting, AllocatorTrial, JsFrame, NativeDiagnosis, NativeFrame, NativeSite,
@@ -305,7 +305,7 @@ pub struct DriverRun {
     /// Processes of the driver still running when it ended (started with
     /// `setsid`, or double-forked, out of its process group): leakcheck
     /// stopped them so they could not load the next reading.
-    #[serde(default, skip_serializing_if = "crate::model::load::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::model::load_report::is_zero")]
     pub outlived: u64,
 }
 

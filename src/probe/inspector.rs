@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::parts::{self, Parts};
+use super::served::SERVED_COUNTER;
 use super::{Probe, ProbeError};
 use crate::inspector::Inspector;
 use crate::model::{ProbeKind, Sample};
@@ -52,18 +53,6 @@ impl InspectorProbe {
         Ok(value.as_str().unwrap_or("unknown").to_string())
     }
 }
-
-/// Counts the HTTP requests the target begins serving from the first
-/// reading on; `null` where diagnostics_channel is missing.
-pub const SERVED_COUNTER: &str = "(() => { \
-    const k = Symbol.for('leakcheck.served'); let s = globalThis[k]; \
-    if (!s) { s = { n: 0 }; \
-      try { const dc = process.getBuiltinModule \
-          ? process.getBuiltinModule('node:diagnostics_channel') : require('diagnostics_channel'); \
-        dc.subscribe('http.server.request.start', () => { s.n += 1; }); \
-      } catch (e) { s.n = -1; } \
-      Object.defineProperty(globalThis, k, { value: s }); } \
-    return s.n < 0 ? null : s.n; })()";
 
 /// Counts the target's handles by type and the listeners on `process` and
 /// on its servers, as `{ "active_resources.Timeout": 3, … }`. Servers are

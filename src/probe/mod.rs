@@ -7,13 +7,15 @@ mod inspector;
 pub mod loop_stats;
 pub mod parts;
 pub mod proc;
+mod served;
 pub mod smaps;
 
 use async_trait::async_trait;
 
 pub use endpoints::{EndpointsProbe, parse_mem};
-pub use inspector::{Counter, InspectorProbe, SERVED_COUNTER};
+pub use inspector::{Counter, InspectorProbe};
 pub use proc::{ProcProbe, parse_status};
+pub use served::SERVED_COUNTER;
 
 use crate::model::{ProbeKind, Sample};
 

@@ -287,7 +287,7 @@ pub async fn read(part: &Part) -> Result<(IsolateSample, Option<u64>), Inspector
     let expression = format!(
         "(() => {{ const m = process.memoryUsage(); \
            return [m.rss, m.heapTotal, m.heapUsed, m.external, m.arrayBuffers, {}]; }})()",
-        super::inspector::SERVED_COUNTER
+        super::served::SERVED_COUNTER
     );
     let value = part.inspector.evaluate(&expression).await?;
     let figure = |i: usize| value.get(i).and_then(Value::as_f64).unwrap_or(0.0) as u64;

@@ -6,7 +6,7 @@ mod diagnosis_view;
 pub mod heap;
 pub mod html;
 mod json;
-pub mod load;
+pub mod load_view;
 mod loop_view;
 mod markdown;
 pub mod output;

@@ -6,14 +6,14 @@
 
 mod attach;
 mod heap;
-mod load;
+mod load_command;
 mod output;
 mod page;
 mod run;
 
 pub use attach::{Attach, SampleProps, SnapshotProps};
 pub use heap::{DiffProps, InspectProps};
-pub use load::LoadProps;
+pub use load_command::LoadProps;
 pub use output::ReportProps;
 pub use page::{PageProps, PageScenario};
 pub use run::{LoadSettings, MethodSettings, RequestProps, RunSettings, SoakProps, TargetSettings};

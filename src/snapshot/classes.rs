@@ -3,6 +3,7 @@
 //! names (memlab's habit, and the most useful key for a leak of records),
 //! and internal kinds in parentheses.
 
+use super::class_retained::dominator_children;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::class_retained::retained_by_class;
@@ -212,39 +213,4 @@ pub fn summarise(
             .then(a.0.cmp(&b.0))
     });
     out
-}
-
-/// The dominator tree as CSR child lists.
-pub struct Children {
-    first: Vec<u32>,
-    list: Vec<NodeId>,
-}
-
-impl Children {
-    pub fn of(&self, n: NodeId) -> &[NodeId] {
-        &self.list[self.first[n.index()] as usize..self.first[n.index() + 1] as usize]
-    }
-}
-
-pub fn dominator_children(doms: &Dominators) -> Children {
-    let n = doms.idom.len();
-    // Counts per dominator, summed into the end of each one's range; the
-    // children are then placed from the back, so each range ends up in
-    // ascending order and `first[d]` at its start (one array fewer than
-    // counting and filling forward).
-    let mut first = vec![0u32; n + 1];
-    for d in doms.idom.iter().skip(1) {
-        first[d.index()] += 1;
-    }
-    let mut sum = 0;
-    for f in &mut first {
-        sum += *f;
-        *f = sum;
-    }
-    let mut list = vec![NodeId::ROOT; n.saturating_sub(1)];
-    for (i, d) in doms.idom.iter().enumerate().skip(1).rev() {
-        first[d.index()] -= 1;
-        list[first[d.index()] as usize] = NodeId(i as u32);
-    }
-    Children { first, list }
 }

@@ -25,7 +25,7 @@
 //! of numbers, or a Map from numbers to numbers, cannot be counted. Such
 //! a collection reads 0 entries and is never listed.
 
-use super::Analysis;
+use super::analysis::Analysis;
 use super::graph::{EdgeType, HeapGraph, NodeId, NodeType};
 use crate::model::Collection;
 

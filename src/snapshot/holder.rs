@@ -7,7 +7,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::Analysis;
+use super::analysis::Analysis;
 use super::classes::ClassIndex;
 use super::diff::NewNodes;
 use super::dominators::Dominators;

@@ -3,7 +3,7 @@
 //! variable or property the code calls the leak, what kind of holder that
 //! is, and the script whose closure keeps it.
 
-use super::Analysis;
+use super::analysis::Analysis;
 use super::classes::class_key;
 use super::graph::{EdgeId, EdgeType, NodeId, NodeType};
 use super::paths::Step;

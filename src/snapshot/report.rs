@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Analysis;
+use super::analysis::Analysis;
 use super::classes::{ClassIndex, ClassTotals, summarise};
 use super::diff::{Before, compare_classes, new_nodes};
 use super::dominators::Dominators;

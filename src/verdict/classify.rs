@@ -526,7 +526,6 @@ impl Context<'_> {
 
 #[path = "classify_guards.rs"]
 mod guards;
-pub use guards::resolvable;
 
 #[cfg(test)]
 #[path = "classify_tests.rs"]

@@ -1,5 +1,6 @@
 //! The method's own readings (METHOD.md), fed to the verdict as data: the
 //! verdict must read them as the method does.
+use super::guards::resolvable;
 use super::*;
 use crate::model::{FindingKind, Series};
 use crate::verdict::test_cycles::cycle;

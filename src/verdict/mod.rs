@@ -20,6 +20,6 @@ pub mod sequential;
 pub(crate) mod test_cycles;
 pub mod time_trend;
 
-pub use classify::{Options, judge, resolvable};
+pub use classify::Options;
 pub use metric::Noise;
 pub use refresh::refresh;

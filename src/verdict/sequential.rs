@@ -30,7 +30,7 @@
 use super::classify::{Options, judge};
 use super::fit::least_squares;
 use super::isolates::{fold_into, judge_isolates};
-use super::metric::{Noise, RETENTION_SIGMAS, noise_floor};
+use super::metric::Noise;
 use crate::model::{
     CycleResult, IsolateResult, RetainedPerRequest, Sample, SequentialResult, SequentialStop,
     Series, Verdict, VerdictKind,
@@ -38,12 +38,15 @@ use crate::model::{
 use crate::units::per_request;
 
 /// The fixed method's cycle: 20 000 requests (METHOD.md).
+#[cfg(test)]
 pub const METHOD_CYCLE_REQUESTS: f64 = 20_000.0;
 /// What 3 × 20 000 can resolve: a cycle's growth must exceed
 /// `RETENTION_SIGMAS` heapUsed noise floors (3 × 0.1 MB) to be retention,
 /// which over 20 000 requests is 15.7 bytes per request. Below it the
 /// fixed method calls a route flat or unclear, never a leak.
+#[cfg(test)]
 pub fn method_resolution() -> f64 {
+    use super::metric::{RETENTION_SIGMAS, noise_floor};
     RETENTION_SIGMAS * noise_floor(&Series::HEAP_USED) / METHOD_CYCLE_REQUESTS
 }
 /// Standard errors above the slope for its upper bound: one-sided 97.7 %.
@@ -211,6 +214,7 @@ pub struct Bound {
 pub const WARM_UP_REQUESTS: f64 = 5_000.0;
 
 /// The slope of `series` over the readings after a server's warm-up.
+#[cfg(test)]
 pub fn bound_of(baseline: &Sample, cycles: &[CycleResult], series: &Series) -> Option<Bound> {
     bound_after(baseline, cycles, series, WARM_UP_REQUESTS, Noise::Process)
 }

@@ -59,8 +59,13 @@ fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 /// The first segment after each `crate::` of a line, `crate::{a, b}` included.
 fn crate_paths(line: &str) -> impl Iterator<Item = String> + '_ {
-    line.match_indices("crate::").flat_map(move |(at, _)| {
-        let rest = &line[at + "crate::".len()..];
+    paths_after(line, "crate::")
+}
+
+/// The first segment after each `prefix` of a line, `prefix{a, b}` included.
+fn paths_after<'a>(line: &'a str, prefix: &'a str) -> impl Iterator<Item = String> + 'a {
+    line.match_indices(prefix).flat_map(move |(at, _)| {
+        let rest = &line[at + prefix.len()..];
         let group = match rest.strip_prefix('{') {
             Some(inner) => &inner[..inner.find('}').unwrap_or(inner.len())],
             None => rest,
@@ -133,6 +138,112 @@ fn the_leaves_stay_leaves() {
         "the reports read props, not the CLI"
     );
     assert!(!graph["cycle"].contains("cli") && !graph["cycle"].contains("commands"));
+}
+
+/// The files of one folder (a subfolder counts as one file, its
+/// `mod.rs`) → the siblings each names through `super::` or its full
+/// `crate::` path. The folder's own `mod.rs` is the parent (children may
+/// use what it declares) and test files are children of the file they
+/// test, so neither is a node.
+fn sibling_imports(dir: &Path) -> Graph {
+    let src = repo_path("src");
+    let module_path = dir
+        .strip_prefix(&src)
+        .unwrap()
+        .components()
+        .map(|c| c.as_os_str().to_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("::");
+    let full_prefix = format!("crate::{module_path}::");
+    let mut nodes: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
+    for path in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        if path.is_dir() && path.join("mod.rs").is_file() {
+            nodes.insert(stem, path.join("mod.rs"));
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && stem != "mod"
+            && !stem.ends_with("tests")
+        {
+            nodes.insert(stem, path);
+        }
+    }
+    let mut graph = Graph::new();
+    for (node, file) in &nodes {
+        let text = std::fs::read_to_string(file).unwrap();
+        // Above a file's own `mod tests`: test code may reach anywhere.
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let mut named = BTreeSet::new();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            let found = paths_after(line, "super::").chain(paths_after(line, &full_prefix));
+            named.extend(found.filter(|n| nodes.contains_key(n) && n != node));
+        }
+        graph.insert(node.clone(), named);
+    }
+    graph
+}
+
+fn folders(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    for path in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+        if path.is_dir() {
+            out.extend(folders(&path));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_two_files_of_one_folder_import_each_other() {
+    let mut checked = 0;
+    for dir in folders(&repo_path("src")).into_iter().skip(1) {
+        let graph = sibling_imports(&dir);
+        checked += graph.len();
+        for (file, named) in &graph {
+            for other in named {
+                if let Some(back) = path_between(&graph, other, file) {
+                    panic!(
+                        "in {}: {file} → {other}, and back: {}",
+                        dir.display(),
+                        back.join(" → ")
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "files checked: {checked}");
+}
+
+#[test]
+fn only_the_resolve_step_sees_the_command_line() {
+    let commands = repo_path("src/commands");
+    for file in rust_files(&commands) {
+        if file.starts_with(commands.join("resolve")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("crate::cli"),
+            "{} reads clap types: settings come from commands/resolve/",
+            file.display()
+        );
+    }
+    for module in ["session", "diagnosis", "cycle", "report", "settings"] {
+        assert!(!imports()[module].contains("cli"), "{module} names the CLI");
+    }
+}
+
+#[test]
+fn the_file_reader_sees_a_circle_between_siblings() {
+    let lines = ["use super::{b::B, c};", "let x = super::a::f();"];
+    let found: Vec<String> = lines
+        .iter()
+        .flat_map(|l| paths_after(l, "super::"))
+        .collect();
+    assert_eq!(found, ["b", "c", "a"]);
+    let mut graph = Graph::new();
+    graph.insert("a".into(), ["b".to_string()].into());
+    graph.insert("b".into(), ["a".to_string()].into());
+    assert_eq!(path_between(&graph, "b", "a").unwrap(), ["b", "a"]);
 }
 
 #[test]

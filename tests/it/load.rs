@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use leakcheck::report::load::LoadJson;
+use leakcheck::report::load_view::LoadJson;
 
 use crate::util::*;
 

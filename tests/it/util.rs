@@ -137,7 +137,7 @@ impl Finished {
     }
 
     /// `leakcheck load --json -` read back into its type.
-    pub fn load_json(&self) -> leakcheck::report::load::LoadJson {
+    pub fn load_json(&self) -> leakcheck::report::load_view::LoadJson {
         self.typed("a load report")
     }
 

@@ -5,7 +5,7 @@
 
 mod attach;
 mod heap;
-mod load;
+mod load_command;
 mod output;
 mod page;
 mod run;

@@ -13,10 +13,10 @@
 //!
 //! Hand-written, like `numbers.rs`: this loop is most of the parse.
 
-use super::graph::StringId;
 use super::numbers::fast_number;
 use super::records::{Records, Slot, ToNode};
 use super::slots::Slots;
+use crate::snapshot::graph::StringId;
 
 /// V8's node fields, in V8's order (`trace_node_id`, sixth, is not kept).
 const NODE_FIELDS: [Slot; 5] = [

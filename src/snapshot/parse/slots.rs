@@ -12,9 +12,9 @@
 
 use std::mem::MaybeUninit;
 
-use super::SnapshotParseError;
-use super::graph::{NodeId, StringId};
+use super::error::SnapshotParseError;
 use super::records::{Columns, Records, Slot};
+use crate::snapshot::graph::{NodeId, StringId};
 
 /// Columns a layout can fill, in `Slot` order (the `Ignored` slot has none).
 const COLUMNS: usize = 9;

@@ -2,8 +2,8 @@
 //! reference scanner: the same columns, and the same error at the same
 //! byte, wherever the blocks and their pieces cut.
 
-use super::super::parse::{ParseOptions, parse_with};
-use super::super::{HeapGraph, SnapshotParseError};
+use super::super::{ParseOptions, parse_with};
+use crate::snapshot::{HeapGraph, SnapshotParseError};
 
 /// A V8-shaped snapshot: seven node fields with detachedness, one record
 /// per line as V8 writes it, and edges of every kind.

@@ -4,8 +4,8 @@
 //! is checked. One definition for the one-thread scanner and the parallel
 //! one (`blocks.rs`), so both fill identical columns.
 
-use super::SnapshotParseError;
-use super::graph::{NodeId, StringId};
+use super::error::{SnapshotParseError, too_big};
+use crate::snapshot::graph::{NodeId, StringId};
 
 /// What a field of a record is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,10 +130,6 @@ pub(super) struct Columns {
     pub(super) edge_type: Vec<u8>,
     pub(super) edge_name: Vec<u32>,
     pub(super) edge_to: Vec<NodeId>,
-}
-
-fn too_big(field: &str) -> SnapshotParseError {
-    SnapshotParseError::Format(format!("a {field} value does not fit in 32 bits"))
 }
 
 impl Columns {

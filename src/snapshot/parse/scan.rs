@@ -10,8 +10,8 @@
 
 use std::io::Read;
 
-use super::SnapshotParseError;
 use super::block_text::BlockText;
+use super::error::SnapshotParseError;
 
 /// Read size: large enough that refills are rare, small next to any heap.
 const BUFFER: usize = 1 << 20;

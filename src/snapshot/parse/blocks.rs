@@ -38,8 +38,8 @@ use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::mpsc;
 
-use super::SnapshotParseError;
 use super::block_text::BlockText;
+use super::error::SnapshotParseError;
 use super::fused;
 use super::numbers::{Piece, scan_numbers};
 use super::records::{Columns, Records};

@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::load::{LoadPlan, LoadRun, RequestSpec, Stop};
 use crate::net::resolve_http;
 use crate::report::emit_summary;
-use crate::report::load::{LoadSetting, load_json, load_summary};
+use crate::report::load_view::{LoadSetting, load_json, load_summary};
 use crate::settings::LoadProps;
 
 pub async fn run(props: LoadProps) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@
 //! per-number work is what the whole engine's speed rests on. The grammar
 //! and errors are `Scanner::uint_array`'s, which the tests compare it with.
 
-use super::SnapshotParseError;
+use super::error::SnapshotParseError;
 
 fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')

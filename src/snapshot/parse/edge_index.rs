@@ -2,9 +2,9 @@
 //! the nodes' edge counts, beside the strings when there are threads), and
 //! the checks that the sections agree.
 
-use super::SnapshotParseError;
-use super::graph::{HeapGraph, NodeId};
-use super::parse::too_big;
+use super::error::SnapshotParseError;
+use super::error::too_big;
+use crate::snapshot::graph::{HeapGraph, NodeId};
 
 /// The edge offsets and the reverse index, built beside the strings.
 pub(super) struct EdgeIndex {

@@ -10,12 +10,12 @@ use std::io::Read;
 
 use serde::Deserialize;
 
-use super::SnapshotParseError;
 use super::edge_index::{Beside, check_names, finish, index_edges};
-use super::graph::{EdgeType, HeapGraph, NodeType, Strings};
+use super::error::{MAX_NODES, SnapshotParseError};
 use super::records::{Columns, Records, Slot};
 use super::scan::Scanner;
 use super::shown::ShownStrings;
+use crate::snapshot::graph::{EdgeType, HeapGraph, NodeType, Strings};
 
 #[derive(Deserialize)]
 struct Header {
@@ -110,14 +110,6 @@ impl Layout {
     }
 }
 
-pub(super) fn too_big(field: &str) -> SnapshotParseError {
-    SnapshotParseError::Format(format!("a {field} value does not fit in 32 bits"))
-}
-
-/// Nodes a snapshot may hold: the dominator tree keeps a flag in the top
-/// bit of a node number. (2^31 nodes would be over 50 GB of columns.)
-pub(super) const MAX_NODES: u64 = 1 << 31;
-
 /// Nodes and edges reserved up front when the input's size is unknown (a
 /// stream from the inspector): the columns grow past it as needed. A
 /// million nodes is a 100 MB snapshot's worth, about 20 MB of columns.
@@ -196,7 +188,7 @@ pub fn parse_with<R: Read>(
                     let l = layout
                         .as_ref()
                         .ok_or_else(|| scan.error("\"snapshot\" (with meta) before \"nodes\""))?;
-                    let _p = super::phases::Phase::start("nodes");
+                    let _p = crate::snapshot::phases::Phase::start("nodes");
                     edge_counts = read_nodes(&mut scan, l, &mut graph, node_reserve, options)?;
                     seen_nodes = true;
                 }
@@ -207,7 +199,7 @@ pub fn parse_with<R: Read>(
                     if !seen_nodes {
                         return Err(scan.error("\"nodes\" before \"edges\""));
                     }
-                    let _p = super::phases::Phase::start("edges");
+                    let _p = crate::snapshot::phases::Phase::start("edges");
                     read_edges(&mut scan, l, &mut graph, edge_reserve, options)?;
                     seen_edges = true;
                 }
@@ -215,7 +207,7 @@ pub fn parse_with<R: Read>(
                     let left = total_bytes.map(|t| t.saturating_sub(scan.offset()));
                     let only_shown =
                         (options.only_shown_strings && seen_edges).then(|| most_strings(left));
-                    let _p = super::phases::Phase::start("strings and edge index");
+                    let _p = crate::snapshot::phases::Phase::start("strings and edge index");
                     if options.threads > 1 && seen_edges && beside.is_none() {
                         beside = Some(read_strings_beside_index(
                             &mut scan,
@@ -251,7 +243,7 @@ pub fn parse_with<R: Read>(
         }
     }
     graph.file_bytes = scan.consumed;
-    let _p = super::phases::Phase::start("finish");
+    let _p = crate::snapshot::phases::Phase::start("finish");
     finish(&mut graph, edge_counts, beside)?;
     Ok(graph)
 }
@@ -401,7 +393,7 @@ fn read_edges<R: Read>(
 /// `only_shown` holds the most strings the rest of the input can hold.
 fn shown_strings(graph: &HeapGraph, only_shown: Option<u32>) -> Option<ShownStrings> {
     only_shown.map(|most| {
-        let _p = super::phases::Phase::start("strings shown");
+        let _p = crate::snapshot::phases::Phase::start("strings shown");
         ShownStrings::of(graph, most)
     })
 }
@@ -453,11 +445,11 @@ fn read_strings_beside_index<R: Read>(
     let graph_read = &*graph;
     let (read, index) = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
-            let _p = super::phases::Phase::start("index edges (beside strings)");
+            let _p = crate::snapshot::phases::Phase::start("index edges (beside strings)");
             index_edges(graph_read, edge_counts)
         });
         let shown = shown_strings(graph_read, only_shown);
-        let p = super::phases::Phase::start("strings read");
+        let p = crate::snapshot::phases::Phase::start("strings read");
         let read = read_strings(scan, &mut strings, shown.as_ref())
             .map(|()| check_names(graph_read, strings.len() as u32));
         drop(p);

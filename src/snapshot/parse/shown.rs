@@ -14,7 +14,7 @@
 //! index beside the strings bounds that phase. `diff` keeps everything:
 //! the method's tally counts strings by value.
 
-use super::graph::{HeapGraph, NodeType};
+use crate::snapshot::graph::{HeapGraph, NodeType};
 
 /// String ids, one bit each.
 pub(super) struct ShownStrings {
