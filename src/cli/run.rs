@@ -112,6 +112,24 @@ pub struct RunArgs {
     pub attach: AttachArgs,
     #[command(flatten)]
     pub output: OutputArgs,
+    /// Start a launched Node target with this heap (old space) limit, as a
+    /// container of that size would (`512MB`): a leak then reaches its limit
+    /// in minutes. Passed through NODE_OPTIONS, so npm, npx and framework
+    /// launchers hand it on.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub heap_limit: Option<f64>,
+    /// The production container's memory limit (`2GB`): the load's peak rss
+    /// is held against it, and cycles keep the target below half of it.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub memory_limit: Option<f64>,
+    /// CI gate: a load whose peak rss (the heap's, without rss) passes this
+    /// fails the run (exit 1), leak or not.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub max_peak: Option<f64>,
+    /// Do not sample the heap and rss during the load (the peak sampler, 4
+    /// times a second; this measures what it costs).
+    #[arg(long)]
+    pub no_peak: bool,
     /// Do not take heap snapshots to name the holder of a retention.
     #[arg(long)]
     pub no_diagnose: bool,

@@ -86,6 +86,15 @@ pub fn run_end(result: &RunResult) -> RunEnd {
         .comparison
         .as_ref()
         .is_some_and(|c| c.regressions().next().is_some());
+    // A target that died of its leak ended the run, and is the leak.
+    let exhausted = result.routes.iter().any(|r| {
+        r.verdict
+            .as_ref()
+            .is_some_and(|v| v.kind == VerdictKind::MemoryExhausted)
+    });
+    if exhausted {
+        return RunEnd::Leak;
+    }
     if result.outcome.status != OutcomeStatus::Complete || load_failed {
         return RunEnd::Failed;
     }

@@ -59,6 +59,8 @@ fn loop_plan(props: &PageProps) -> LoopPlan {
         stall_timeout: props.timeout,
         reading_timeout: props.inspector_timeout,
         counters: false,
+        peak: props.loop_stats,
+        memory_limit: None,
     }
 }
 

@@ -64,7 +64,7 @@ impl Workload for ExternalDriver {
         cycle: CycleSpec,
         _observer: &dyn CycleObserver,
     ) -> Result<Work, WorkError> {
-        let asked = self.requests.saturating_mul(cycle.scale.max(1));
+        let asked = cycle.units_of(self.requests);
         let this = DriverCycle {
             route: &self.route,
             cycle: cycle.number,

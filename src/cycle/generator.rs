@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::workload::{CycleSpec, Units, Work, WorkError, Workload};
+use super::workload::{Brake, CycleSpec, Units, Work, WorkError, Workload};
 use super::{CycleObserver, CyclePlan};
 use crate::load::{LoadPlan, LoadRun, Stop};
 
@@ -64,9 +64,9 @@ impl Workload for Generator {
     ) -> Result<Work, WorkError> {
         let mut load = self.load.clone();
         if let Stop::Requests(n) = load.stop {
-            load.stop = Stop::Requests(n.saturating_mul(cycle.scale.max(1)));
+            load.stop = Stop::Requests(cycle.units_of(n));
         }
-        let report = send(load, observer).await?;
+        let report = send(load, observer, cycle.brake.as_ref()).await?;
         let units = report.iterations.unwrap_or(report.responses);
         Ok(Work {
             report,
@@ -76,11 +76,13 @@ impl Workload for Generator {
     }
 }
 
-/// Sends one load to the end, showing its progress. Dropped before the
-/// end, the `LoadRun` inside stops the sending.
+/// Sends one load to the end (or until `brake` is pulled), showing its
+/// progress. Dropped before the end, the `LoadRun` inside stops the
+/// sending.
 pub async fn send(
     load: LoadPlan,
     observer: &dyn CycleObserver,
+    brake: Option<&Brake>,
 ) -> Result<crate::model::LoadReport, crate::load::LoadError> {
     let run = LoadRun::start(load);
     let progress = run.progress.clone();
@@ -92,7 +94,12 @@ pub async fn send(
                 observer.load_progress(progress.completed(), progress.errors());
                 return report;
             }
-            _ = tick.tick() => observer.load_progress(progress.completed(), progress.errors()),
+            _ = tick.tick() => {
+                if brake.is_some_and(Brake::pulled) {
+                    progress.stop();
+                }
+                observer.load_progress(progress.completed(), progress.errors());
+            }
         }
     }
 }

@@ -10,20 +10,23 @@
 pub mod driver_log;
 mod external;
 pub mod generator;
+pub mod headroom;
+pub mod peak;
 mod soak;
 mod time_check;
 pub mod workload;
 
 pub use external::{ExternalDriver, LoadCommand};
 pub use generator::Generator;
-pub use soak::{SoakInterval, SoakSchedule, heap_size_limit};
-pub use workload::{CycleSpec, Units, Work, WorkError, Workload};
+pub use soak::{SoakInterval, SoakSchedule};
+pub use workload::{Brake, CycleSpec, Units, Work, WorkError, Workload};
 
 use crate::load::{LoadPlan, RequestSpec};
 use crate::model::{CycleResult, RouteResult, Sample};
 use crate::probe::{Probe, ProbeError};
 use crate::verdict::Options;
 use crate::verdict::sequential::SequentialPlan;
+use peak::{PeakSampler, PeakWatch};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CycleError {
@@ -84,6 +87,10 @@ pub struct LoopPlan {
     pub reading_timeout: std::time::Duration,
     /// `--counter` expressions run at every reading (named if one hangs).
     pub counters: bool,
+    /// Sample the heap and rss during each cycle's load (`peak.rs`).
+    pub peak: bool,
+    /// `--memory-limit`: the production container's limit, in bytes.
+    pub memory_limit: Option<u64>,
 }
 
 /// `run`'s and `soak`'s plan: the loop's, and what the route's workload
@@ -160,8 +167,15 @@ pub async fn run_route(
     observer.phase(&route, "baseline: forcing a full collection");
     let baseline = within(plan, "the baseline", probe.settled_sample()).await?;
     into.baseline = Some(baseline?);
+    let reading = crate::probe::limits::read_limits(probe, plan.memory_limit);
+    let limits = within(plan, "reading the limits", reading).await?;
+    into.limits = (!limits.is_empty()).then_some(limits);
+    let watch = peak_watch(plan, probe, &limits).await;
     let since = std::time::Instant::now();
-    let options = verdict_options(plan, probe, work);
+    let options = Options {
+        limits,
+        ..verdict_options(plan, probe, work)
+    };
     // `--cycles auto` stops when decided, a soak when its load ends: their
     // budget is not a plan to show.
     let planned = match plan.sequential.is_some() || work.planned_units().is_none() {
@@ -169,6 +183,7 @@ pub async fn run_route(
         false => plan.cycles,
     };
     let mut number = 0;
+    let mut most_units: Option<u64> = None;
     while number < plan.cycles && work.more() {
         number += 1;
         if plan.loop_stats {
@@ -177,11 +192,46 @@ pub async fn run_route(
             let when = format!("before cycle {number}");
             let _ = within(plan, &when, probe.start_loop_stats()).await?;
         }
-        observer.load_started(&route, number, planned, work.planned_units());
-        let done = work.drive(CycleSpec::measured(number), observer).await?;
+        let spec = CycleSpec {
+            most_units,
+            brake: Some(Brake::default()),
+            ..CycleSpec::measured(number)
+        };
+        let total = work.planned_units().map(|n| spec.units_of(n));
+        observer.load_started(&route, number, planned, total);
+        let from = into
+            .cycles
+            .last()
+            .map(|c| &c.after_gc)
+            .or(into.baseline.as_ref());
+        let sampler = watch.as_ref().map(|watch| {
+            let mut watch = watch.clone();
+            if let Some(from) = from {
+                let points = (watch.brake_heap_at, watch.brake_rss_at);
+                (watch.brake_heap_at, watch.brake_rss_at) = headroom::crossable(points, from);
+            }
+            PeakSampler::start(watch, spec.brake.clone().unwrap_or_default())
+        });
+        let done = work.drive(spec, observer).await?;
+        let peak = match sampler {
+            Some(sampler) => sampler.finish().await,
+            None => None,
+        };
         let when = format!("after cycle {number}");
         let reading = read_cycle(probe, plan, number, done, into, since);
-        let result = within(plan, &when, reading).await??;
+        let mut result = within(plan, &when, reading).await??;
+        result.peak = peak;
+        let before = into
+            .cycles
+            .last()
+            .map(|c| &c.after_gc)
+            .or(into.baseline.as_ref());
+        most_units = match (work.planned_units(), before) {
+            (Some(planned), Some(before)) => {
+                headroom::next_cycle_units(&limits, before, &result, planned)
+            }
+            _ => None,
+        };
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
         work.recorded(into, observer);
@@ -288,7 +338,28 @@ async fn read_cycle(
         event_loop: loop_stats.as_ref().map(|s| s.event_loop.clone()),
         gc: loop_stats.and_then(|s| s.gc),
         read_at_s: Some(since.elapsed().as_secs_f64()),
+        peak: None,
     })
+}
+
+/// What the peak sampler reads for this probe, and where it brakes; `None`
+/// with `--no-peak` or a probe that reads neither heap nor rss.
+async fn peak_watch(
+    plan: &LoopPlan,
+    probe: &mut dyn Probe,
+    limits: &crate::model::Limits,
+) -> Option<PeakWatch> {
+    if !plan.peak {
+        return None;
+    }
+    let (brake_heap_at, brake_rss_at) = headroom::brake_points(limits);
+    let watch = PeakWatch {
+        inspector: probe.inspector().cloned(),
+        pid: probe.pid().await,
+        brake_heap_at,
+        brake_rss_at,
+    };
+    watch.reads().then_some(watch)
 }
 
 /// Requests the target began serving between two readings.

@@ -151,16 +151,17 @@ impl SoakInterval {
     }
 
     /// The diagnosis' cycle: the busiest interval's requests at full speed.
-    fn extra_load(&self) -> LoadPlan {
+    fn extra_load(&self, cycle: &CycleSpec) -> LoadPlan {
         let mut load = self.load.clone();
-        load.stop = Stop::Requests(self.busiest.max(MIN_EXTRA_REQUESTS));
+        let busiest = self.busiest.max(MIN_EXTRA_REQUESTS);
+        load.stop = Stop::Requests(cycle.most_units.map_or(busiest, |most| busiest.min(most)));
         load.rate = None;
         load
     }
 }
 
 async fn extra(load: LoadPlan, observer: &dyn CycleObserver) -> Result<Work, WorkError> {
-    let report = super::generator::send(load, observer).await?;
+    let report = super::generator::send(load, observer, None).await?;
     Ok(Work {
         units: Units::Counted(report.responses),
         report,
@@ -176,11 +177,11 @@ impl Workload for SoakInterval {
 
     async fn drive(
         &mut self,
-        _cycle: CycleSpec,
+        cycle: CycleSpec,
         observer: &dyn CycleObserver,
     ) -> Result<Work, WorkError> {
         if self.ended.is_some() {
-            return extra(self.extra_load(), observer).await;
+            return extra(self.extra_load(&cycle), observer).await;
         }
         if self.running.is_none() {
             self.start();
@@ -328,17 +329,4 @@ fn progress_line(
         heap as f64 / MB,
         soak.projection
     )
-}
-
-/// `v8.getHeapStatistics().heap_size_limit`, through the inspector.
-pub async fn heap_size_limit(probe: &dyn crate::probe::Probe) -> Option<u64> {
-    let inspector = probe.inspector()?;
-    let value = inspector
-        .evaluate_in_console("require('v8').getHeapStatistics().heap_size_limit")
-        .await
-        .ok()?;
-    value.as_f64().map(|v| v as u64).or_else(|| match value {
-        serde_json::Value::String(text) => text.parse().ok(),
-        _ => None,
-    })
 }

@@ -20,7 +20,7 @@ use super::CycleObserver;
 use crate::model::{DriverRun, LoadReport};
 
 /// Which cycle to drive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct CycleSpec {
     /// 1-based; the diagnosis' extra cycle is numbered after the last.
     pub number: u32,
@@ -28,11 +28,48 @@ pub struct CycleSpec {
     /// diagnosis of a `--cycles auto` route asks for the group of small
     /// cycles that decided it (a small leak was seen only over several).
     pub scale: u64,
+    /// At most this many units, whatever the plan and the scale: the loop
+    /// shrinks the cycles of a target that is running out of headroom, and
+    /// the diagnosis sizes its cycle to the leak already measured. Work
+    /// measured in time (a soak's interval, a page) may ignore it.
+    pub most_units: Option<u64>,
+    /// Pulled (by the peak sampler) to end the work early: no unit starts
+    /// after it, those in flight finish and are counted.
+    pub brake: Option<Brake>,
 }
 
 impl CycleSpec {
     pub fn measured(number: u32) -> CycleSpec {
-        CycleSpec { number, scale: 1 }
+        CycleSpec {
+            number,
+            scale: 1,
+            ..CycleSpec::default()
+        }
+    }
+
+    /// The units this cycle sends, given the plan's units per cycle.
+    pub fn units_of(&self, planned: u64) -> u64 {
+        let scaled = planned.saturating_mul(self.scale.max(1));
+        self.most_units
+            .map_or(scaled, |most| scaled.min(most.max(1)))
+    }
+
+    pub fn braked(&self) -> bool {
+        self.brake.as_ref().is_some_and(Brake::pulled)
+    }
+}
+
+/// A flag shared between the one who ends a cycle early and the work.
+#[derive(Debug, Clone, Default)]
+pub struct Brake(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Brake {
+    pub fn pull(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn pulled(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

@@ -2,7 +2,9 @@
 //! everything after the verdict lives here.
 //!
 //! - `route.rs`: the step the loop calls for a route that retains: one
-//!   more cycle of the route's own work, diagnosed, a failure a finding;
+//!   more cycle of the route's own work, sized to the growth measured,
+//!   diagnosed, a failure a finding; `fresh.rs` the same in a fresh
+//!   process, for a target that died of memory or is past half its limit;
 //! - `snapshots/`: two heap snapshots around that cycle and the sampling
 //!   heap profile, through the snapshot engine (`crate::snapshot`), to the
 //!   holder and the storing line;
@@ -13,9 +15,11 @@
 
 pub mod allocator;
 pub mod attribute;
+mod fresh;
 pub mod native;
 mod route;
 pub mod snapshots;
 
+pub use fresh::diagnose_fresh;
 pub use native::recorded::diagnose_natively;
 pub use route::{DiagnosisProps, diagnose_route, wants_diagnosis};

@@ -41,6 +41,8 @@ pub async fn diagnose_route(
     let extra = CycleSpec {
         number: into.cycles.len() as u32 + 1,
         scale,
+        most_units: cycle_units(into),
+        brake: None,
     };
     let work = Box::pin(async move {
         let done = workload.drive(extra, &Silent).await?;
@@ -98,6 +100,26 @@ pub async fn diagnose_route(
             }
         }
     }
+}
+
+/// New objects the diagnosis' cycle should leave: a hundred times
+/// heapUsed's 0.1 MB noise floor names the holder plainly, and keeps the
+/// snapshots small whatever the leak (a 650 KB-per-request leak needs 16
+/// requests, not 2 500; a 0.5 KB one 20 000, not a soak's 300 000).
+const DIAGNOSIS_GROWTH: f64 = 10.0 * 1024.0 * 1024.0;
+/// The fewest units the diagnosis' cycle sends.
+const MIN_DIAGNOSIS_UNITS: u64 = 8;
+
+/// The most units the diagnosis' cycle needs, from the bytes per unit the
+/// verdict measured: `None` (the planned cycle) for a counted figure or
+/// no growth.
+pub fn cycle_units(route: &RouteResult) -> Option<u64> {
+    let figure = &route.verdict.as_ref()?.figure;
+    if figure.unit() != crate::model::Quantity::Bytes || figure.bytes_per_request <= 0.0 {
+        return None;
+    }
+    let units = (DIAGNOSIS_GROWTH / figure.bytes_per_request).ceil();
+    Some((units as u64).max(MIN_DIAGNOSIS_UNITS))
 }
 
 /// Classes whose objects own memory outside the V8 heap: an ArrayBuffer's

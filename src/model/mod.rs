@@ -10,6 +10,7 @@ mod diagnosis;
 mod isolate;
 mod load_report;
 mod loop_stats;
+mod memory;
 mod native;
 mod outcome;
 mod rss_parts;
@@ -27,6 +28,7 @@ pub use diagnosis::{
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use load_report::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
+pub use memory::{Exhaustion, ExhaustionCause, Limits, Peak};
 pub use native::{
     AllocatorSetting, AllocatorTrial, JsFrame, NativeDiagnosis, NativeFrame, NativeSite,
 };
@@ -190,6 +192,12 @@ pub struct RouteResult {
     /// How `--cycles auto` decided this route.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialResult>,
+    /// The memory limits in force for the target, read at the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+    /// The target died of memory during this route (`memory-exhausted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exhaustion: Option<Exhaustion>,
     /// The idle interval `run` adds when the heap may grow with time
     /// rather than with requests (`cycle/time_check.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -212,7 +220,7 @@ pub struct IdleCheck {
     pub time_driven: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CycleResult {
     /// 1-based.
     pub cycle: u32,
@@ -248,6 +256,10 @@ pub struct CycleResult {
     /// reading: the clock the time trend is fitted on (settling included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_at_s: Option<f64>,
+    /// The highest heap and rss sampled during the load (the peak sampler;
+    /// absent with `--no-peak` or a probe that reads neither).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<Peak>,
 }
 
 impl CycleResult {

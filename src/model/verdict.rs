@@ -28,6 +28,9 @@ pub enum VerdictKind {
     /// The after-GC heap grew as much in an idle interval without load as
     /// under load: something on a timer keeps data, not the requests.
     TimeGrowth,
+    /// The target died of memory while its after-GC readings grew: the
+    /// leak the check exists for, measured until it killed the process.
+    MemoryExhausted,
     Inconclusive,
 }
 
@@ -42,6 +45,7 @@ impl VerdictKind {
             VerdictKind::CollectionGrowth => "collection-growth",
             VerdictKind::AllocatorFragmentation => "allocator-fragmentation",
             VerdictKind::TimeGrowth => "time-growth",
+            VerdictKind::MemoryExhausted => "memory-exhausted",
             VerdictKind::Inconclusive => "inconclusive",
         }
     }
@@ -55,6 +59,7 @@ impl VerdictKind {
                 | VerdictKind::CounterGrowth
                 | VerdictKind::CollectionGrowth
                 | VerdictKind::TimeGrowth
+                | VerdictKind::MemoryExhausted
         )
     }
 }
@@ -113,6 +118,13 @@ pub enum FindingKind {
     /// A soak's after-GC heapUsed against time: growth per hour, its
     /// interval and the floor.
     TimeTrend,
+    /// The load's peak came within 80 % of a memory limit, or rss peaked
+    /// far above what is retained: the process dies at its peak, not of a
+    /// leak.
+    PeakPressure,
+    /// The cycles were shrunk (or ended early) to keep the target below
+    /// half of its memory limit.
+    Headroom,
 }
 
 impl FindingKind {
@@ -138,6 +150,8 @@ impl FindingKind {
             FindingKind::BytesBelowResolution => "bytes-below-resolution",
             FindingKind::NativeAttribution => "native-attribution",
             FindingKind::TimeTrend => "time-trend",
+            FindingKind::PeakPressure => "peak-pressure",
+            FindingKind::Headroom => "headroom",
         }
     }
 }

@@ -115,6 +115,11 @@ impl Probe for InspectorProbe {
         Some(&self.inspector)
     }
 
+    async fn pid(&mut self) -> Option<u32> {
+        let value = self.inspector.evaluate("process.pid").await.ok()?;
+        value.as_u64().and_then(|pid| u32::try_from(pid).ok())
+    }
+
     async fn start_loop_stats(&mut self) -> Result<(), ProbeError> {
         Ok(super::loop_stats::start(&self.inspector).await?)
     }

@@ -4,6 +4,7 @@
 
 mod endpoints;
 mod inspector;
+pub mod limits;
 pub mod loop_stats;
 pub mod parts;
 pub mod proc;
@@ -79,6 +80,12 @@ pub trait Probe: Send {
 
     /// Removes the observers from the target.
     async fn stop_loop_stats(&mut self) {}
+
+    /// The target's process id, where the probe knows it (for /proc and
+    /// the cgroup's limits).
+    async fn pid(&mut self) -> Option<u32> {
+        None
+    }
 
     /// Whether `collect_garbage` really collects (the proc probe cannot).
     fn can_collect(&self) -> bool {

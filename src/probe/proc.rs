@@ -53,6 +53,10 @@ impl Probe for ProcProbe {
         false
     }
 
+    async fn pid(&mut self) -> Option<u32> {
+        Some(self.pid)
+    }
+
     async fn collect_garbage(&mut self) -> Result<(), ProbeError> {
         Ok(())
     }

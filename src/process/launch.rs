@@ -104,7 +104,8 @@ pub fn runs_node_directly(program: &str) -> bool {
 /// The inspector flag and, for a node that takes it, the cluster preload:
 /// on the command line of `node …`; in NODE_OPTIONS for a launcher (npm, a
 /// shell script), which runs the node in PATH.
-fn add_node_flags(command: &mut Command, program: &str, more: &[String]) {
+/// `existing` is the NODE_OPTIONS the target gets otherwise.
+fn add_node_flags(command: &mut Command, program: &str, more: &[String], existing: &str) {
     let direct = runs_node_directly(program);
     let node = if direct { program } else { "node" };
     let mut flags = vec![INSPECT_FLAG];
@@ -115,7 +116,6 @@ fn add_node_flags(command: &mut Command, program: &str, more: &[String]) {
     if direct {
         command.args(&flags);
     } else {
-        let existing = std::env::var("NODE_OPTIONS").unwrap_or_default();
         command.env(
             "NODE_OPTIONS",
             format!("{existing} {}", flags.join(" ")).trim(),
@@ -135,10 +135,18 @@ impl Target {
             .split_first()
             .ok_or_else(|| spawn_error(std::io::Error::other("the command is empty")))?;
         let mut command = Command::new(program);
-        if spec.node {
-            add_node_flags(&mut command, program, &spec.node_flags);
-        }
         command.envs(spec.env.iter().map(|(k, v)| (k, v)));
+        if spec.node {
+            // The spec's own NODE_OPTIONS (`--heap-limit`) or the inherited ones.
+            let existing = spec
+                .env
+                .iter()
+                .rev()
+                .find(|(name, _)| name == "NODE_OPTIONS")
+                .map(|(_, value)| value.clone())
+                .unwrap_or_else(|| std::env::var("NODE_OPTIONS").unwrap_or_default());
+            add_node_flags(&mut command, program, &spec.node_flags, &existing);
+        }
         command
             .args(args)
             .stdin(Stdio::null())

@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -16,6 +17,9 @@ pub struct Progress {
     quiet: bool,
     /// A page's cycles: iterations of actions, not requests sent.
     pages: bool,
+    /// Units the cycle under way has completed without error: what a
+    /// target that dies mid-cycle served of it.
+    in_cycle: AtomicU64,
 }
 
 impl Progress {
@@ -25,7 +29,14 @@ impl Progress {
             interactive: std::io::stderr().is_terminal(),
             quiet,
             pages: false,
+            in_cycle: AtomicU64::new(0),
         }
+    }
+
+    /// Units the cycle under way completed without error so far (0
+    /// between cycles).
+    pub fn in_cycle(&self) -> u64 {
+        self.in_cycle.load(Ordering::Relaxed)
     }
 
     /// Speaks of a page's iterations instead of requests.
@@ -60,6 +71,7 @@ impl CycleObserver for Progress {
     }
 
     fn load_started(&self, route: &str, cycle: u32, cycles: u32, total: Option<u64>) {
+        self.in_cycle.store(0, Ordering::Relaxed);
         if self.quiet {
             return;
         }
@@ -94,6 +106,8 @@ impl CycleObserver for Progress {
     }
 
     fn load_progress(&self, completed: u64, errors: u64) {
+        self.in_cycle
+            .store(completed.saturating_sub(errors), Ordering::Relaxed);
         if let Some(bar) = self.bar.lock().expect("progress lock").as_ref() {
             bar.set_position(completed);
             if errors > 0 {
@@ -103,6 +117,7 @@ impl CycleObserver for Progress {
     }
 
     fn cycle_done(&self, route: &str, result: &CycleResult) {
+        self.in_cycle.store(0, Ordering::Relaxed);
         self.finish_bar();
         if self.pages {
             self.say(&format!(

@@ -94,13 +94,18 @@ impl<'a> Session<'a> {
     /// A/B).
     pub async fn launch_fresh(&mut self, fresh: Fresh) -> anyhow::Result<&mut Target> {
         let target = &self.settings.target;
+        let mut env = fresh.env;
+        if let Some(bytes) = target.heap_limit {
+            let inherited = std::env::var("NODE_OPTIONS").unwrap_or_default();
+            env.push(("NODE_OPTIONS".into(), with_heap_limit(&inherited, bytes)));
+        }
         let launched = self.slot.insert(Target::launch(&LaunchSpec {
             command: target.command.clone(),
             grace: target.grace,
             faults: Some(self.faults.clone()),
             node: true,
             node_flags: fresh.node_flags,
-            env: fresh.env,
+            env,
         })?);
         launched
             .wait_ready(self.http.addr, target.ready_timeout)
@@ -127,6 +132,12 @@ impl<'a> Session<'a> {
             );
         }
         Ok(())
+    }
+
+    /// Forgets a fault already reported (a target that died of memory),
+    /// so that the fresh process started to diagnose it is watched anew.
+    pub fn clear_fault(&self) {
+        self.faults.send_replace(None);
     }
 
     /// Stops the target now (a diagnosis' fresh process when its cycle is read).
@@ -180,6 +191,18 @@ impl<'a> Session<'a> {
     }
 }
 
+/// `NODE_OPTIONS` with the old space limited to `bytes` (in V8's whole
+/// megabytes): after whatever the user's own NODE_OPTIONS say, so that
+/// `--heap-limit` wins over an inherited `--max-old-space-size`.
+pub fn with_heap_limit(inherited: &str, bytes: u64) -> String {
+    let megabytes = (bytes >> 20).max(1);
+    let flag = format!("--max-old-space-size={megabytes}");
+    match inherited.trim() {
+        "" => flag,
+        options => format!("{options} {flag}"),
+    }
+}
+
 /// The probe of a process leakcheck launched.
 async fn launched_probe(
     target: &mut Target,
@@ -227,4 +250,18 @@ async fn target_cwd(probe: &dyn Probe, pid: Option<u32>) -> Option<String> {
     }
     let link = std::fs::read_link(format!("/proc/{}/cwd", pid?)).ok()?;
     Some(link.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_heap_limit;
+
+    #[test]
+    fn the_heap_limit_comes_after_the_users_node_options() {
+        assert_eq!(with_heap_limit("", 512 << 20), "--max-old-space-size=512");
+        assert_eq!(
+            with_heap_limit("--max-old-space-size=4096 --enable-source-maps", 256 << 20),
+            "--max-old-space-size=4096 --enable-source-maps --max-old-space-size=256"
+        );
+    }
 }

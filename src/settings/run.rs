@@ -42,6 +42,9 @@ pub struct TargetSettings {
     pub counters: Vec<crate::probe::Counter>,
     /// Restart the target before each route.
     pub fresh: bool,
+    /// `--heap-limit`: a launched Node target's old space, in bytes
+    /// (through `NODE_OPTIONS`, so launchers pass it on).
+    pub heap_limit: Option<u64>,
 }
 
 impl TargetSettings {
@@ -83,6 +86,12 @@ pub struct MethodSettings {
     /// Observe event-loop delay and collections during each cycle's load.
     pub loop_stats: bool,
     pub snapshots: Option<PathBuf>,
+    /// Sample the heap and rss during each load (`--no-peak` turns it off).
+    pub peak: bool,
+    /// `--memory-limit`: the production container's limit, in bytes.
+    pub memory_limit: Option<u64>,
+    /// `--max-peak`: the CI gate on the load's peak, in bytes.
+    pub max_peak: Option<u64>,
 }
 
 /// The schedule of `leakcheck soak`.

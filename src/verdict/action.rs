@@ -20,7 +20,9 @@ pub(super) fn place_of(holder: &Holder) -> String {
 /// `over_time`: the growth follows the clock (`time-growth`), not the work.
 pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Option<String> {
     let groups = diagnosis.holders_by_object();
-    let holder = groups.first()?.first()?;
+    let Some(holder) = groups.first().and_then(|g| g.first()) else {
+        return grown_collection(diagnosis, unit);
+    };
     let name = &holder.name;
     let place = place_of(holder);
     let fix = match holder.kind {
@@ -90,6 +92,30 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
         first.make_ascii_uppercase();
     }
     Some(format!("{text}.{site}"))
+}
+
+/// Entries per unit at which a grown collection is the leak's own list:
+/// one kept object (a document, a session) per unit, or more.
+const ONE_PER_UNIT: f64 = 0.9;
+
+/// Without a holder (each new object is reached from two places, a list
+/// and a timer, so no single object dominates them), the collection the
+/// snapshots saw gain an entry per unit is what keeps them.
+fn grown_collection(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
+    let grown = diagnosis
+        .collections
+        .iter()
+        .filter(|c| c.per_unit >= ONE_PER_UNIT)
+        .max_by(|a, b| a.per_unit.total_cmp(&b.per_unit))?;
+    let place = grown
+        .script
+        .as_deref()
+        .map_or(String::new(), |s| format!(" in {s}"));
+    Some(format!(
+        "`{}` ({}{place}) gains {:.2} entries per {unit} and keeps what each holds: remove the \
+         entry when the {unit} is done with it, or bound it (an LRU or a TTL).",
+        grown.name, grown.kind, grown.per_unit
+    ))
 }
 
 #[cfg(test)]
@@ -187,5 +213,25 @@ mod tests {
         let mut d = diagnosis(HolderKind::Internal, None);
         d.holders.clear();
         assert_eq!(after_diagnosis(&d, "request", false), None);
+    }
+
+    #[test]
+    fn without_a_holder_the_list_that_grew_per_unit_is_named() {
+        let mut diagnosis = Diagnosis::default();
+        assert_eq!(after_diagnosis(&diagnosis, "request", false), None);
+        diagnosis.collections.push(crate::model::Collection {
+            name: "documents".into(),
+            kind: "Array".into(),
+            entries_before: 8,
+            entries_after: 25,
+            per_unit: 1.0,
+            script: Some("server.mjs".into()),
+            ..crate::model::Collection::default()
+        });
+        let action = after_diagnosis(&diagnosis, "request", false).unwrap();
+        assert!(
+            action.starts_with("`documents` (Array in server.mjs) gains 1.00 entries per request"),
+            "{action}"
+        );
     }
 }

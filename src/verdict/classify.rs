@@ -52,6 +52,12 @@ pub struct Options {
     pub resolution: Option<f64>,
     /// How repeatable one reading is: a server's or a page's.
     pub noise: Noise,
+    /// The memory limits in force for the target (read at the baseline):
+    /// the peak is held against them.
+    pub limits: crate::model::Limits,
+    /// The CI gate on the peak: rss (or, without rss, the heap) above this
+    /// many bytes during a load fails the run (`--max-peak`).
+    pub max_peak: Option<u64>,
 }
 
 /// Judges one route's readings. Returns `None` before the first cycle.
@@ -121,6 +127,9 @@ pub fn judge(
         metric: choice.figure,
     };
     let mut findings = context.findings(choice.kind);
+    let (peak_findings, over_max_peak) = super::peak::judge_peak(cycles, &options);
+    findings.extend(peak_findings);
+    findings.extend(super::peak::headroom(cycles, &options));
     let mut leak = choice.kind.is_leak();
     if let Some(gate) = options.max_retained
         && leak
@@ -140,7 +149,8 @@ pub fn judge(
     }
     let verdict = Verdict {
         kind: choice.kind,
-        fails_gate: leak,
+        // A peak over `--max-peak` fails the run whatever the row.
+        fails_gate: leak || over_max_peak,
         summary: choice.summary,
         action: choice.action,
         findings,

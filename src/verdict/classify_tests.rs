@@ -84,12 +84,15 @@ fn method_leak_is_retention_at_043_kb() {
     let (verdict, retained) = judge(&baseline, &cycles, Options::default()).unwrap();
     assert_eq!(verdict.kind, VerdictKind::Retention);
     assert!(verdict.fails_gate);
+    // The seed's 0.43 KB leaves the first cycle out; its +8.7 MB matches
+    // the second's +8.5 MB (WARM_UP_MATCH), so it is the leak, not warm-up,
+    // and the fit over all three steps reads 0.44 KB.
     assert!(
-        verdict.summary.contains("0.43 KB kept per request"),
+        verdict.summary.contains("0.44 KB kept per request"),
         "{}",
         verdict.summary
     );
-    assert!((retained.heap_used / 1024.0 - 0.43).abs() < 0.01);
+    assert!((retained.heap_used / 1024.0 - 0.44).abs() < 0.01);
     // The gate: 0.43 KB is within 1 KB, and above 0.1 KB.
     let gated = |kb: f64| {
         judge(

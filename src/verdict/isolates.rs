@@ -307,6 +307,7 @@ mod tests {
                 event_loop: None,
                 gc: None,
                 read_at_s: None,
+                peak: None,
             })
             .collect()
     }

@@ -31,5 +31,6 @@ pub fn cycle(n: u32, requests: u64, after_load: Sample, after_gc: Sample) -> Cyc
         event_loop: None,
         gc: None,
         read_at_s: None,
+        peak: None,
     }
 }

@@ -125,6 +125,7 @@ impl RunArgs {
                 grace: self.grace,
                 counters: parse_counters(&self.counters)?,
                 fresh: !self.no_fresh,
+                heap_limit: size("--heap-limit", self.heap_limit, MIN_HEAP_LIMIT)?,
             },
             load: LoadSettings {
                 routes: self.routes,
@@ -143,11 +144,33 @@ impl RunArgs {
                 diagnose: !self.no_diagnose,
                 loop_stats: !self.no_loop_stats,
                 snapshots: self.snapshots,
+                peak: !self.no_peak,
+                memory_limit: size("--memory-limit", self.memory_limit, MIN_MEMORY_LIMIT)?,
+                max_peak: size("--max-peak", self.max_peak, 1)?,
             },
             output: self.output.into_props(self.json)?,
             quiet: self.quiet,
         })
     }
+}
+
+/// The smallest `--heap-limit`: below 16 MB V8 cannot start Node.
+const MIN_HEAP_LIMIT: u64 = 16 << 20;
+/// The smallest `--memory-limit`: no Node server runs in less than 32 MB.
+const MIN_MEMORY_LIMIT: u64 = 32 << 20;
+
+/// A size flag as whole bytes, refused below `least`.
+fn size(flag: &str, value: Option<f64>, least: u64) -> anyhow::Result<Option<u64>> {
+    let Some(bytes) = value else {
+        return Ok(None);
+    };
+    if !(bytes.is_finite() && bytes >= least as f64) {
+        anyhow::bail!(
+            "{flag} {bytes} is below {} MB: give a size such as 512MB or 2GB",
+            least >> 20
+        );
+    }
+    Ok(Some(bytes as u64))
 }
 
 pub(super) fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::probe::Counter>> {

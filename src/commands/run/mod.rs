@@ -5,15 +5,19 @@
 
 use anyhow::{Context, bail};
 
+mod death;
 mod plan;
 mod preflight;
 
 use super::frame::{Frame, RunEnd};
-use crate::cycle::{CyclePlan, SoakSchedule, Workload, heap_size_limit, run_route};
-use crate::diagnosis::{DiagnosisProps, diagnose_natively, diagnose_route, wants_diagnosis};
+use crate::cycle::{CyclePlan, SoakSchedule, Workload, run_route};
+use crate::diagnosis::{
+    DiagnosisProps, diagnose_fresh, diagnose_natively, diagnose_route, wants_diagnosis,
+};
 use crate::model::{RouteResult, RunResult};
 use crate::net::{accepts_connections, resolve_http};
 use crate::probe::Probe;
+use crate::probe::limits::heap_size_limit;
 use crate::procfs;
 use crate::session::Session;
 use crate::session::ports::{refuse_busy_port, wait_port_free};
@@ -64,6 +68,7 @@ pub async fn run(props: RunSettings) -> anyhow::Result<RunEnd> {
     let mut result = new_result(&props, &routes, &plan);
     let (faults, mut fault) = watch::channel(None::<String>);
     let mut session = Session::new(&props, http.clone(), &frame.progress, faults);
+    let oom_before = death::oom_kills_now();
     let work = measure(&mut session, &plan, &routes, &mut result);
     let measured = frame.guard(work, Some(&mut fault)).await;
     // The measuring future, and with it the inspector session, is gone
@@ -71,6 +76,22 @@ pub async fn run(props: RunSettings) -> anyhow::Result<RunEnd> {
     let stopped = frame.stop(session.target_mut(), "the target").await;
     let launched = stopped.is_some();
     frame.record(&mut result, measured, session.target(), stopped);
+    let in_cycle = frame.progress.in_cycle();
+    let died = death::judge_death(&mut result, stopped, in_cycle, oom_before);
+    if let Some(index) = died.filter(|_| props.method.diagnose && session.launches()) {
+        // The dead process cannot be snapshotted: a fresh one can.
+        session.clear_fault();
+        let into = &mut result.routes[index];
+        let work = async { diagnose_fresh(&mut session, &plan, into).await };
+        if let Ok(Err(error)) = frame.guard(work, Some(&mut fault)).await {
+            frame.progress.say(&format!(
+                "the diagnosis in a fresh process failed: {error:#}"
+            ));
+        }
+        frame
+            .stop(session.target_mut(), "the diagnosis' target")
+            .await;
+    }
     if launched {
         let freed = wait_port_free(http.addr).await;
         result.outcome.port_freed = Some(freed);
@@ -165,19 +186,21 @@ async fn measure(
         // touch no other series; a shared one waits for the last route.
         if settings.target.fresh || index + 1 == routes.len() {
             for (index, mut workload) in deferred.drain(..) {
+                let into = &mut result.routes[index];
+                // A target past half of its limit may not survive its
+                // snapshots, and a big heap makes slow, big ones: a fresh
+                // process of it is diagnosed instead.
+                if settings.target.fresh && session.launches() && past_half(into) {
+                    diagnose_fresh(session, plan, into).await?;
+                    continue;
+                }
                 let props = DiagnosisProps {
                     snapshots_dir: settings.method.snapshots.as_deref(),
                     owns_target: session.launches(),
                     unit: plan.looped.verdict.unit,
                     progress: session.progress,
                 };
-                diagnose_route(
-                    probe.as_mut(),
-                    workload.as_mut(),
-                    &mut result.routes[index],
-                    props,
-                )
-                .await;
+                diagnose_route(probe.as_mut(), workload.as_mut(), into, props).await;
             }
         }
     }
@@ -188,4 +211,22 @@ async fn measure(
         diagnose_natively(session, plan, result).await?;
     }
     Ok(())
+}
+
+/// A heap above this is diagnosed in a fresh process: each snapshot of it
+/// pauses the target for seconds per 100 MB and costs its size again in
+/// rss, while a fresh process shows the same holder in a few MB.
+const FRESH_DIAGNOSIS_ABOVE: u64 = 256 << 20;
+
+/// Whether the route's target is better diagnosed in a fresh process: its
+/// last settled reading is past half of a limit in force, or its heap is
+/// large.
+fn past_half(route: &RouteResult) -> bool {
+    let Some(last) = route.cycles.last() else {
+        return false;
+    };
+    let past = route
+        .limits
+        .is_some_and(|limits| crate::cycle::headroom::past_half(&limits, &last.after_gc));
+    past || last.after_gc.heap_used > FRESH_DIAGNOSIS_ABOVE
 }

@@ -193,12 +193,26 @@ async fn record(
         .as_ref()
         .map_or(1, |s| u64::from(s.group_cycles.max(1)));
     workload
-        .drive(CycleSpec { number: 1, scale }, &Silent)
+        .drive(
+            CycleSpec {
+                number: 1,
+                scale,
+                ..CycleSpec::default()
+            },
+            &Silent,
+        )
         .await?;
     let before = probe.settled_sample().await?;
     let from = Instant::now();
     let done = workload
-        .drive(CycleSpec { number: 2, scale }, &Silent)
+        .drive(
+            CycleSpec {
+                number: 2,
+                scale,
+                ..CycleSpec::default()
+            },
+            &Silent,
+        )
         .await?;
     let after = probe.settled_sample().await?;
     let (units, _) = done

@@ -42,10 +42,7 @@ pub async fn check_collections(
             "collection check: one more cycle, then snapshot {}",
             interval + 2
         ));
-        let spec = CycleSpec {
-            number: first_cycle + interval,
-            scale: 1,
-        };
+        let spec = CycleSpec::measured(first_cycle + interval);
         let done = workload.drive(spec, &Silent).await?;
         let after = probe.settled_sample().await?;
         let (units, _) = done.units.resolve(served_between(Some(&before), &after));
