@@ -11,7 +11,8 @@
 //! near its limit fails with "Ineffective mark-compacts"), and the
 //! diagnosis' snapshot of a big heap costs about the heap again.
 
-use crate::model::{CycleResult, Limits, Sample};
+use crate::model::{CycleResult, Limits, Sample, Series};
+use crate::verdict::Noise;
 
 /// The smallest cycle the loop shrinks to: a few dozen units still show a
 /// leak of 100 KB per unit at 30 noise floors (32 × 100 KB = 3.2 MB
@@ -20,6 +21,12 @@ pub const MIN_CYCLE_UNITS: u64 = 32;
 /// Cycles a verdict needs after a shrink: the fixed method's three after
 /// the warm-up, or `--cycles auto`'s first three groups.
 const CYCLES_TO_DECIDE: f64 = 4.0;
+/// How many more cycles than planned a shrunk schedule may take before
+/// its budget in units runs out (`SequentialPlan::max_units`): a leak
+/// decides in a few, and this bounds a run whose cycles shrank to the
+/// floor.
+pub const MOST_SPLIT: u32 = 10;
+
 /// The share of the heap limit the loop keeps heapUsed below.
 pub const HEAP_BRAKE_SHARE: f64 = 0.5;
 /// The share of the rss limit the loop keeps rss below.
@@ -30,7 +37,7 @@ pub fn brake_points(limits: &Limits) -> (Option<u64>, Option<u64>) {
     let share = |bytes: u64, share: f64| (bytes as f64 * share) as u64;
     (
         limits.heap_bytes.map(|b| share(b, HEAP_BRAKE_SHARE)),
-        limits.rss_limit().map(|(b, _)| share(b, RSS_BRAKE_SHARE)),
+        limits.cgroup_bytes.map(|b| share(b, RSS_BRAKE_SHARE)),
     )
 }
 
@@ -66,18 +73,26 @@ pub fn next_cycle_units(
     }
     let (heap_at, rss_at) = brake_points(limits);
     let after = &last.after_gc;
-    let allowed = |at: Option<u64>, was: u64, now: u64| -> Option<f64> {
+    // Growth within a reading's noise is no growth: a working set that
+    // levelled off keeps the plan.
+    let allowed = |at: Option<u64>, was: u64, now: u64, series: &Series| -> Option<f64> {
         let at = at? as f64;
-        let growth = (now as f64 - was as f64) / last.units as f64;
-        if growth <= 0.0 {
+        let grew = now as f64 - was as f64;
+        if grew <= Noise::Process.floor(series) {
             return None;
         }
+        let growth = grew / last.units as f64;
         let room = (at - now as f64).max(0.0);
         Some(room / growth / CYCLES_TO_DECIDE)
     };
     let allowances: Vec<f64> = [
-        allowed(heap_at, before.heap_used, after.heap_used),
-        allowed(rss_at, before.rss, after.rss),
+        allowed(
+            heap_at,
+            before.heap_used,
+            after.heap_used,
+            &Series::HEAP_USED,
+        ),
+        allowed(rss_at, before.rss, after.rss, &Series::RSS),
     ]
     .into_iter()
     .flatten()
@@ -184,7 +199,7 @@ mod tests {
     #[test]
     fn a_brake_point_the_target_already_sits_above_is_dropped() {
         let limits = Limits {
-            stated_bytes: Some(300 * MB),
+            cgroup_bytes: Some(300 * MB),
             heap_bytes: Some(4_096 * MB),
             ..Limits::default()
         };
@@ -199,14 +214,19 @@ mod tests {
     }
 
     #[test]
-    fn the_rss_limit_counts_too() {
-        let limits = Limits {
+    fn the_cgroups_limit_counts_too_and_a_stated_one_does_not() {
+        let stated = Limits {
             stated_bytes: Some(1_024 * MB),
+            ..Limits::default()
+        };
+        assert_eq!(brake_points(&stated), (None, None));
+        let limits = Limits {
+            cgroup_bytes: Some(1_024 * MB),
             ..Limits::default()
         };
         // rss grew 400 MB in 2 000 requests; the brake point is 922 MB.
         let last = cycle(2_000, 410 * MB, false);
         let next = next_cycle_units(&limits, &at(10 * MB), &last, 2_000).unwrap();
-        assert!(next < 2_000 && next >= MIN_CYCLE_UNITS, "{next}");
+        assert!((MIN_CYCLE_UNITS..2_000).contains(&next), "{next}");
     }
 }

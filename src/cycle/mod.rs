@@ -184,7 +184,13 @@ pub async fn run_route(
     };
     let mut number = 0;
     let mut most_units: Option<u64> = None;
-    while number < plan.cycles && work.more() {
+    // `--cycles auto` stops on its budget in units; cycles shrunk to the
+    // target's headroom take more of them.
+    let most_cycles = match plan.sequential {
+        Some(_) => plan.cycles.saturating_mul(headroom::MOST_SPLIT),
+        None => plan.cycles,
+    };
+    while number < most_cycles && work.more() {
         number += 1;
         if plan.loop_stats {
             // A target whose console cannot `require` has no statistics;

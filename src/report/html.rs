@@ -293,7 +293,7 @@ fn render_charts(out: &mut String, route: &RouteResult) {
             .chain(route.cycles.iter().map(|c| read(&c.after_load)))
             .collect();
         let fit = fitted_line(route, &series, &after_gc, scale);
-        let lines = [
+        let mut lines = vec![
             Series {
                 label: "after GC",
                 values: after_gc,
@@ -305,6 +305,13 @@ fn render_charts(out: &mut String, route: &RouteResult) {
                 style: Style::Secondary,
             },
         ];
+        if let Some(values) = series_view::peak_values(route, &series, scale) {
+            lines.push(Series {
+                label: "peak during load",
+                values,
+                style: Style::Peak,
+            });
+        }
         let _ = write!(
             out,
             "<figure data-series=\"{}\">{}</figure>",
@@ -425,4 +432,15 @@ fn render_table(out: &mut String, route: &RouteResult, unit: &str, work: Work) {
             esc(&parts.join(" · "))
         );
     }
+    if let Some(line) = series_view::peak_line(route) {
+        let _ = writeln!(out, "<p>{}</p>", esc(&upper_first(&line)));
+    }
+}
+
+/// The line with its first letter upper-cased, for a sentence of its own.
+fn upper_first(line: &str) -> String {
+    let mut chars = line.chars();
+    chars
+        .next()
+        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }

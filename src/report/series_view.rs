@@ -115,6 +115,55 @@ pub fn retained_parts(route: &RouteResult) -> Vec<String> {
     parts
 }
 
+/// The load's peak in one line, held against the limits in force: `peak
+/// during load: rss 363.3 MB (121 % of --memory-limit 300.0 MB), heapUsed
+/// 4.4 MB of a 4144.0 MB heap limit`. `None` without a sampled peak.
+pub fn peak_line(route: &RouteResult) -> Option<String> {
+    let peak = crate::verdict::peak::route_peak(&route.cycles)?;
+    let limits = route.limits.unwrap_or_default();
+    let mut parts = Vec::new();
+    if peak.rss > 0 {
+        let held = limits.rss_limit().map_or(String::new(), |(limit, what)| {
+            format!(
+                " ({:.0} % of {what} {})",
+                100.0 * peak.rss as f64 / limit as f64,
+                crate::units::mb(limit as f64)
+            )
+        });
+        parts.push(format!("rss {}{held}", crate::units::mb(peak.rss as f64)));
+    }
+    if peak.heap_used > 0 {
+        let held = limits.heap_bytes.map_or(String::new(), |limit| {
+            format!(" of a {} heap limit", crate::units::mb(limit as f64))
+        });
+        parts.push(format!(
+            "heapUsed {}{held}",
+            crate::units::mb(peak.heap_used as f64)
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("peak during load: {}", parts.join(", ")))
+}
+
+/// The peak of each cycle's load in the chart's scale, for the series
+/// the sampler reads (heapUsed, heapTotal, rss); `None` for the others.
+pub fn peak_values(route: &RouteResult, series: &Series, scale: f64) -> Option<Vec<Option<f64>>> {
+    let pick: fn(&crate::model::Peak) -> u64 = match series {
+        Series::Memory(Metric::HeapUsed) => |p| p.heap_used,
+        Series::Memory(Metric::HeapTotal) => |p| p.heap_total,
+        Series::Memory(Metric::Rss) => |p| p.rss,
+        _ => return None,
+    };
+    let values: Vec<Option<f64>> = std::iter::once(None)
+        .chain(route.cycles.iter().map(|c| {
+            c.peak
+                .map(|p| pick(&p))
+                .filter(|v| *v > 0)
+                .map(|v| v as f64 / scale)
+        }))
+        .collect();
+    values.iter().any(Option::is_some).then_some(values)
+}
+
 /// Counted series (handles, listeners, DOM counts, counters) whose fit
 /// grows with the work, largest first.
 pub fn growing_counts(route: &RouteResult) -> Vec<&MetricFit> {

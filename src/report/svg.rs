@@ -2,9 +2,10 @@
 //! because it is one chart type with two series and a fitted line, and the
 //! report must be one self-contained file: no script, no font, no CDN.
 //!
-//! Readable for colour-blind readers and in print: the two series differ by
-//! colour (Okabe–Ito blue and orange), by line style (solid, dashed) and by
-//! marker (filled circle, hollow square), and every point has a tooltip.
+//! Readable for colour-blind readers and in print: the series differ by
+//! colour (Okabe–Ito blue, orange and vermillion), by line style (solid,
+//! dashed, dotted) and by marker (filled circle, hollow square, triangle),
+//! and every point has a tooltip.
 
 use std::fmt::Write;
 
@@ -21,6 +22,8 @@ pub enum Style {
     Primary,
     /// After load: dashed orange, hollow squares.
     Secondary,
+    /// The peak during the load: dotted vermillion, triangles.
+    Peak,
 }
 
 /// A straight fitted line from (x0, y0) to (x1, y1), in data units.
@@ -40,6 +43,8 @@ const TOP: f64 = 24.0;
 const BOTTOM: f64 = 30.0;
 const BLUE: &str = "#0072B2";
 const ORANGE: &str = "#E69F00";
+/// Okabe–Ito vermillion.
+const VERMILLION: &str = "#D55E00";
 
 /// Draws a chart of `series` over x = 0..n, y in the unit `unit`.
 pub fn line_chart(
@@ -122,6 +127,7 @@ fn draw_series(
     let (color, dash) = match s.style {
         Style::Primary => (BLUE, ""),
         Style::Secondary => (ORANGE, r#" stroke-dasharray="5 3""#),
+        Style::Peak => (VERMILLION, r#" stroke-dasharray="2 3""#),
     };
     let points: Vec<String> = s
         .values
@@ -149,6 +155,15 @@ fn draw_series(
                 cx - 3.5,
                 cy - 3.5
             ),
+            Style::Peak => write!(
+                svg,
+                r#"<path d="M{cx:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z" fill="{color}">{tip}</path>"#,
+                cy - 4.0,
+                cx + 4.0,
+                cy + 3.0,
+                cx - 4.0,
+                cy + 3.0
+            ),
         };
     }
 }
@@ -156,10 +171,11 @@ fn draw_series(
 /// The legend shared by the charts of a route.
 pub fn legend() -> String {
     format!(
-        r##"<svg class="legend" viewBox="0 0 420 18" width="420" height="18" role="img" aria-label="legend">
+        r##"<svg class="legend" viewBox="0 0 580 18" width="580" height="18" role="img" aria-label="legend">
 <line x1="2" y1="9" x2="26" y2="9" stroke="{BLUE}" stroke-width="2"/><circle cx="14" cy="9" r="3.5" fill="{BLUE}"/><text x="32" y="13">after GC</text>
 <line x1="110" y1="9" x2="134" y2="9" stroke="{ORANGE}" stroke-width="2" stroke-dasharray="5 3"/><rect x="118.5" y="5.5" width="7" height="7" fill="white" stroke="{ORANGE}" stroke-width="1.5"/><text x="140" y="13">after load</text>
-<line x1="230" y1="9" x2="254" y2="9" class="fit"/><text x="260" y="13">fitted after-GC trend</text></svg>"##
+<line x1="230" y1="9" x2="254" y2="9" class="fit"/><text x="260" y="13">fitted after-GC trend</text>
+<line x1="420" y1="9" x2="444" y2="9" stroke="{VERMILLION}" stroke-width="2" stroke-dasharray="2 3"/><path d="M432,5 L436,12 L428,12 Z" fill="{VERMILLION}"/><text x="450" y="13">peak during load</text></svg>"##
     )
 }
 

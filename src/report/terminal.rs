@@ -150,6 +150,9 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -
     if !parts.is_empty() {
         writeln!(out, "retained per {}: {}", unit.name(), parts.join(" · "))?;
     }
+    if let Some(line) = series_view::peak_line(route) {
+        writeln!(out, "{line}")?;
+    }
     for line in route.cycles.iter().filter_map(super::loop_view::cycle_line) {
         writeln!(out, "loop  {line}")?;
     }

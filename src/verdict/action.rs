@@ -23,6 +23,13 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
     let Some(holder) = groups.first().and_then(|g| g.first()) else {
         return grown_collection(diagnosis, unit);
     };
+    // A holder of a sliver of the growth (a cache of Node's) beside a list
+    // that gained an entry per unit: the list is what keeps the growth.
+    if holds_a_sliver(holder, diagnosis)
+        && let Some(action) = grown_collection(diagnosis, unit)
+    {
+        return Some(action);
+    }
     let name = &holder.name;
     let place = place_of(holder);
     let fix = match holder.kind {
@@ -97,6 +104,15 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
 /// Entries per unit at which a grown collection is the leak's own list:
 /// one kept object (a document, a session) per unit, or more.
 const ONE_PER_UNIT: f64 = 0.9;
+
+/// The share of the diagnosis cycle's new bytes under which a holder is
+/// a sliver of the growth, not its keeper.
+const SLIVER: f64 = 0.1;
+
+fn holds_a_sliver(holder: &Holder, diagnosis: &Diagnosis) -> bool {
+    let grown: i64 = diagnosis.classes.iter().map(|c| c.size_delta.max(0)).sum();
+    grown > 0 && (holder.retained_bytes.max(holder.new_bytes) as f64) < SLIVER * grown as f64
+}
 
 /// Without a holder (each new object is reached from two places, a list
 /// and a timer, so no single object dominates them), the collection the
@@ -233,5 +249,31 @@ mod tests {
             action.starts_with("`documents` (Array in server.mjs) gains 1.00 entries per request"),
             "{action}"
         );
+    }
+
+    #[test]
+    fn a_holder_of_a_sliver_gives_way_to_the_list_that_grew() {
+        let mut diagnosis = Diagnosis::default();
+        diagnosis.classes.push(crate::model::ClassDiff {
+            class: "Object".into(),
+            size_delta: 20 << 20,
+            ..crate::model::ClassDiff::default()
+        });
+        diagnosis.holders.push(Holder {
+            name: "utcCache".into(),
+            new_bytes: 200,
+            retained_bytes: 400,
+            ..Holder::default()
+        });
+        let named = after_diagnosis(&diagnosis, "request", false).unwrap();
+        assert!(named.contains("`utcCache`"), "{named}");
+        diagnosis.collections.push(crate::model::Collection {
+            name: "documents".into(),
+            kind: "Array".into(),
+            per_unit: 1.0,
+            ..crate::model::Collection::default()
+        });
+        let named = after_diagnosis(&diagnosis, "request", false).unwrap();
+        assert!(named.starts_with("`documents`"), "{named}");
     }
 }

@@ -196,6 +196,7 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
                 sequential: Some(SequentialPlan {
                     resolution,
                     max_cycles: cycles,
+                    max_units: u64::from(cycles) * per_cycle,
                     warm_up_units: defaults.warm_up,
                     max_flag: defaults.max_flag,
                 }),

@@ -127,7 +127,8 @@ pub fn judge(
         metric: choice.figure,
     };
     let mut findings = context.findings(choice.kind);
-    let (peak_findings, over_max_peak) = super::peak::judge_peak(cycles, &options);
+    let (peak_findings, over_max_peak) =
+        super::peak::judge_peak(cycles, &options, choice.kind.is_leak());
     findings.extend(peak_findings);
     findings.extend(super::peak::headroom(cycles, &options));
     let mut leak = choice.kind.is_leak();

@@ -145,7 +145,18 @@ pub fn judge_series(
     let per_cycle = sent / cycles as f64;
     let noise = floor.max(line.slope_se * per_cycle);
     let growth = line.slope * per_cycle;
-    let inside: &[f64] = &steps[first..];
+    // Each step at the average cycle's size: cycles shrunk to a target's
+    // headroom grow less in bytes for the same growth per unit, and must
+    // not read as levelling off.
+    let at_average: Vec<f64> = steps
+        .iter()
+        .zip(requests)
+        .map(|(step, &units)| match units {
+            0 => *step,
+            units => step / units as f64 * per_cycle,
+        })
+        .collect();
+    let inside: &[f64] = &at_average[first..];
     let trend = classify(growth, inside, noise, floor);
     Some(MetricFit {
         metric: metric.clone(),
@@ -351,5 +362,15 @@ mod tests {
         let values = [10.0 * mb, 10.8 * mb, 10.85 * mb, 10.8 * mb];
         let fit = judge_series(&Series::HEAP_USED, &values, &[2_500; 3], 0.1 * mb).unwrap();
         assert_eq!(fit.fitted_from_cycle, 1);
+    }
+
+    #[test]
+    fn shrunk_cycles_of_the_same_leak_still_grow() {
+        let mb = 1024.0 * 1024.0;
+        // 516 requests, then two of 32, at 620 KB each: the steps shrink
+        // in bytes, not per request.
+        let values = [3.4 * mb, 316.4 * mb, 335.9 * mb, 355.3 * mb];
+        let fit = judge_series(&Series::HEAP_USED, &values, &[516, 32, 32], 0.1 * mb).unwrap();
+        assert_eq!(fit.trend, Trend::Growing, "{fit:?}");
     }
 }

@@ -25,8 +25,9 @@ pub fn route_peak(cycles: &[CycleResult]) -> Option<Peak> {
     cycles.iter().filter_map(|c| c.peak).reduce(Peak::max)
 }
 
-/// What the peak says, and whether it fails `--max-peak`.
-pub fn judge_peak(cycles: &[CycleResult], options: &Options) -> (Vec<Finding>, bool) {
+/// What the peak says, and whether it fails `--max-peak`; `leak`: the
+/// route's verdict is a leak (the peak is then not "instead of" one).
+pub fn judge_peak(cycles: &[CycleResult], options: &Options, leak: bool) -> (Vec<Finding>, bool) {
     let mut findings = Vec::new();
     let Some(peak) = route_peak(cycles) else {
         return (findings, false);
@@ -58,17 +59,22 @@ pub fn judge_peak(cycles: &[CycleResult], options: &Options) -> (Vec<Finding>, b
             FindingKind::PeakPressure,
             format!(
                 "rss peaked at {} during the load, {:.0} % of {what} ({}): a container of \
-                 that size is killed at its peak, not of a leak",
+                 that size is killed at its peak{}",
                 mb(peak.rss as f64),
                 100.0 * share(peak.rss, limit),
-                mb(limit as f64)
+                mb(limit as f64),
+                if leak { "" } else { ", not of a leak" }
             ),
         ));
     }
     let kept = cycles
         .last()
         .map_or(0.0, |c| (c.after_gc.heap_used + c.after_gc.external) as f64);
-    if !pressed && peak.rss as f64 > PEAK_WORTH_SAYING && peak.rss as f64 > PEAK_OVER_KEPT * kept {
+    if !pressed
+        && !leak
+        && peak.rss as f64 > PEAK_WORTH_SAYING
+        && peak.rss as f64 > PEAK_OVER_KEPT * kept
+    {
         findings.push(Finding::new(
             FindingKind::PeakPressure,
             format!(
@@ -158,7 +164,7 @@ mod tests {
     #[test]
     fn a_clean_route_that_peaks_far_above_what_it_keeps_is_pressure() {
         let cycles = [cycle(2_500, 3_100 << 20, 200 << 20, false)];
-        let (findings, failed) = judge_peak(&cycles, &Options::default());
+        let (findings, failed) = judge_peak(&cycles, &Options::default(), false);
         assert!(!failed);
         assert_eq!(findings.len(), 1);
         assert!(
@@ -171,7 +177,7 @@ mod tests {
             max_peak: Some(2 << 30),
             ..Options::default()
         };
-        assert!(judge_peak(&cycles, &gated).1);
+        assert!(judge_peak(&cycles, &gated, false).1);
     }
 
     #[test]
@@ -186,13 +192,13 @@ mod tests {
             ..Options::default()
         };
         let near = [cycle(2_500, 900 << 20, 100 << 20, false)];
-        let (findings, _) = judge_peak(&near, &options);
+        let (findings, _) = judge_peak(&near, &options, false);
         assert!(
             findings[0].message.contains("--memory-limit"),
             "{findings:?}"
         );
         let far = [cycle(2_500, 200 << 20, 100 << 20, false)];
-        assert!(judge_peak(&far, &options).0.is_empty());
+        assert!(judge_peak(&far, &options, false).0.is_empty());
     }
 
     #[test]

@@ -63,8 +63,12 @@ const BOUNDED_SERIES: [Series; 3] = [Series::HEAP_USED, Series::EXTERNAL, Series
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SequentialPlan {
     pub resolution: f64,
-    /// The budget in cycles, a multiple of three.
+    /// The budget in cycles of the planned size, a multiple of three.
     pub max_cycles: u32,
+    /// The budget in units of work (`max_cycles` × the planned cycle): the
+    /// loop may send smaller cycles than planned (a target short of
+    /// headroom), and the budget is the work.
+    pub max_units: u64,
     /// Units of work whose growth is warm-up for the bound (`WARM_UP_REQUESTS`
     /// for a server; far fewer iterations for a page).
     pub warm_up_units: f64,
@@ -133,7 +137,7 @@ pub fn look(
             );
             return Some(grouped.into_look(state(SequentialStop::Retention, group, why)));
         }
-        if k as u32 >= plan.max_cycles {
+        if served >= plan.max_units {
             let why = format!(
                 "the budget ran out: the fixed method's verdict over three groups of {group} cycles"
             );

@@ -9,6 +9,7 @@ fn plan() -> SequentialPlan {
     SequentialPlan {
         resolution: method_resolution(),
         max_cycles: 12,
+        max_units: 12 * CYCLE,
         warm_up_units: WARM_UP_REQUESTS,
         max_flag: "--max-requests",
     }

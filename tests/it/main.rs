@@ -15,6 +15,7 @@ mod handles;
 mod hostile;
 mod layering;
 mod load;
+mod memory;
 mod native;
 mod nextjs;
 mod npm;

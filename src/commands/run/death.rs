@@ -14,7 +14,7 @@ pub fn oom_kills_now() -> Option<u64> {
     oom_kills(std::process::id())
 }
 
-/// Judges a failed run whose target had exited on its own; returns the
+/// Judges a failed run whose target exited on its own; returns the
 /// route that died of memory with its settled readings grown (a leak to
 /// diagnose), if one did.
 pub fn judge_death(
@@ -23,8 +23,11 @@ pub fn judge_death(
     in_cycle: u64,
     oom_before: Option<u64>,
 ) -> Option<usize> {
-    let Some(Stopped::AlreadyExited(exit)) = stopped else {
-        return None;
+    // Already exited, or caught while V8 was still writing its fatal
+    // report (the SIGTERM then finds it aborting): the output decides.
+    let exit = match stopped {
+        Some(Stopped::AlreadyExited(exit) | Stopped::Terminated(exit)) => exit,
+        _ => return None,
     };
     if result.outcome.status != OutcomeStatus::Failed {
         return None;
