@@ -127,9 +127,22 @@ fn grown_collection(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
         .script
         .as_deref()
         .map_or(String::new(), |s| format!(" in {s}"));
+    // Where what the entries hold was allocated: the app's busiest site.
+    let site = diagnosis
+        .allocation_sites
+        .iter()
+        .filter(|s| s.owner == Some(Owner::App))
+        .max_by_key(|s| s.bytes)
+        .map_or(String::new(), |s| {
+            format!(
+                " What they hold is allocated in `{}` at {}.",
+                s.function,
+                s.location()
+            )
+        });
     Some(format!(
         "`{}` ({}{place}) gains {:.2} entries per {unit} and keeps what each holds: remove the \
-         entry when the {unit} is done with it, or bound it (an LRU or a TTL).",
+         entry when the {unit} is done with it, or bound it (an LRU or a TTL).{site}",
         grown.name, grown.kind, grown.per_unit
     ))
 }
@@ -273,7 +286,19 @@ mod tests {
             per_unit: 1.0,
             ..crate::model::Collection::default()
         });
+        diagnosis.allocation_sites.push(AllocationSite {
+            function: "render".into(),
+            url: "server.mjs".into(),
+            line: 18,
+            bytes: 7 << 20,
+            owner: Some(Owner::App),
+            ..AllocationSite::default()
+        });
         let named = after_diagnosis(&diagnosis, "request", false).unwrap();
         assert!(named.starts_with("`documents`"), "{named}");
+        assert!(
+            named.contains("allocated in `render` at server.mjs:18"),
+            "{named}"
+        );
     }
 }

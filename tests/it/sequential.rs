@@ -72,8 +72,16 @@ fn a_cycle_size_keeps_the_fixed_method_and_sequential_flags_need_auto() {
         .requests("1000")
         .args(&["--no-diagnose", "--resolution", "400B"])
         .run(&demo_command(port));
-    assert_ne!(fixed.code, 2, "{}", fixed.stderr);
+    // The fixed method ran its three cycles (3 × 1 000 requests of /churn
+    // may still read inconclusive on a busy machine: exit 2 is allowed,
+    // a failed run is not).
     let result = fixed.result();
+    assert_eq!(
+        result.outcome.status,
+        OutcomeStatus::Complete,
+        "{}",
+        fixed.stderr
+    );
     assert!(result.settings.sequential.is_none());
     assert_eq!(result.route("/churn").cycles.len(), 3);
 
