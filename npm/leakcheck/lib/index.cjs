@@ -12,7 +12,8 @@ const VALUE_FLAGS = [
   ['routes', '--route'], ['cycles', '--cycles'], ['requests', '-a'], ['connections', '-c'],
   ['method', '-m'], ['headers', '-H'], ['body', '-b'], ['scenario', '--scenario'],
   ['abort', '--abort'], ['loadCmd', '--load-cmd'], ['maxRetained', '--max-retained'],
-  ['resolution', '--resolution'],
+  ['resolution', '--resolution'], ['heapLimit', '--heap-limit'], ['memoryLimit', '--memory-limit'],
+  ['maxPeak', '--max-peak'],
   ['timeout', '--timeout'], ['counters', '--counter'], ['html', '--html'],
   ['markdown', '--markdown'], ['baseline', '--baseline'], ['snapshots', '--snapshots'],
   ['inspect', '--inspect'], ['pid', '--pid'],
@@ -140,7 +141,9 @@ function assertNoLeak(result, { maxRetainedPerRequest } = {}) {
     const over = maxRetainedPerRequest === undefined
       ? verdict.leak
       : ['retention', 'off-heap-retention'].includes(verdict.kind) && verdict.figure.bytes_per_request > maxRetainedPerRequest;
-    if (!over && !(verdict.leak && verdict.kind === 'counter-growth')) continue;
+    // A target that died of its leak fails whatever the threshold.
+    const dead = verdict.kind === 'memory-exhausted';
+    if (!over && !dead && !(verdict.leak && verdict.kind === 'counter-growth')) continue;
     const holder = route.diagnosis?.holders?.[0];
     const held = holder ? ` Held by \`${holder.name}\` (${holder.kind}${holder.script ? `, ${holder.script}` : ''}).` : '';
     failures.push(`${route.route}: ${verdict.kind}: ${verdict.summary}.${held} What to do: ${verdict.action}`);

@@ -2,7 +2,8 @@
 // JSON result documented field by field in the repository's schema.json).
 
 export type VerdictKind =
-  | 'no-retention' | 'working-set' | 'retention' | 'off-heap-retention' | 'counter-growth' | 'inconclusive';
+  | 'no-retention' | 'working-set' | 'retention' | 'off-heap-retention' | 'counter-growth'
+  | 'collection-growth' | 'allocator-fragmentation' | 'time-growth' | 'memory-exhausted' | 'inconclusive';
 
 export interface Finding { kind: string; message: string }
 export interface Figure { metric: string; bytes_per_request: number }
@@ -28,10 +29,14 @@ export interface RouteResult {
   route: string;
   pid: number | null;
   baseline: Sample | null;
-  cycles: Array<{ cycle: number; requests: number; responses: number; errors: number; non_2xx: number; units: number; served?: number; after_load: Sample; after_gc: Sample }>;
+  cycles: Array<{ cycle: number; requests: number; responses: number; errors: number; non_2xx: number; units: number; served?: number; after_load: Sample; after_gc: Sample; peak?: { heap_used: number; heap_total: number; rss: number; samples: number; braked?: boolean } }>;
   retained_bytes_per_request: { heap_used: number; external: number; array_buffers: number; rss: number } | null;
   verdict: Verdict | null;
   diagnosis?: { holders: Holder[]; allocation_sites: Array<{ function: string; url: string; line: number; column: number; bytes: number }> };
+  /** The memory limits in force, read at the baseline (bytes). */
+  limits?: { heap_bytes?: number; cgroup_bytes?: number; stated_bytes?: number };
+  /** Present when the target died of memory during this route. */
+  exhaustion?: { cause: 'heap-limit' | 'allocation-failed' | 'oom-killed'; units_before_death: number; cycles_completed: number; exit: string; last_output: string[] };
 }
 export interface RunResult {
   schema_version: number;
@@ -71,6 +76,12 @@ export interface CheckOptions {
    * too small to see it read `inconclusive`.
    */
   resolution?: number | string;
+  /** `--heap-limit`: a launched Node target's heap (old space), e.g. '512MB'. */
+  heapLimit?: number | string;
+  /** `--memory-limit`: the production container's limit the load's peak is held against. */
+  memoryLimit?: number | string;
+  /** `--max-peak`: fail when the load's peak rss passes this size. */
+  maxPeak?: number | string;
   timeout?: string;
   counters?: string[];
   html?: string;
