@@ -121,11 +121,7 @@ async fn read_once(watch: &PeakWatch) -> Peak {
 /// in pages).
 fn rss_of(pid: u32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
-    parse_statm_resident(&text).map(|pages| pages * page_size())
-}
-
-pub fn parse_statm_resident(text: &str) -> Option<u64> {
-    text.split_whitespace().nth(1)?.parse().ok()
+    crate::probe::parse_statm_resident(&text).map(|pages| pages * page_size())
 }
 
 fn page_size() -> u64 {
@@ -137,15 +133,6 @@ fn page_size() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn statm_resident_is_the_second_field() {
-        assert_eq!(
-            parse_statm_resident("52343 12000 3000 10 0 20000 0\n"),
-            Some(12000)
-        );
-        assert_eq!(parse_statm_resident("52343\n"), None);
-    }
 
     #[tokio::test]
     async fn samples_this_process_and_brakes_past_the_bound() {

@@ -43,6 +43,12 @@ pub fn parse_status(text: &str) -> Option<Sample> {
     Some(sample)
 }
 
+/// Resident pages from a `/proc/PID/statm` file's text (its second field):
+/// the peak sampler's cheap rss reading, one short line.
+pub fn parse_statm_resident(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 #[async_trait]
 impl Probe for ProcProbe {
     fn kind(&self) -> ProbeKind {
@@ -110,5 +116,14 @@ mod tests {
     fn this_process_has_a_status() {
         let text = std::fs::read_to_string("/proc/self/status").unwrap();
         assert!(parse_status(&text).unwrap().rss > 0);
+    }
+
+    #[test]
+    fn statm_resident_is_the_second_field() {
+        assert_eq!(
+            super::parse_statm_resident("52343 12000 3000 10 0 20000 0\n"),
+            Some(12000)
+        );
+        assert_eq!(super::parse_statm_resident("52343\n"), None);
     }
 }

@@ -173,25 +173,35 @@ fn leaked(
     verdict
 }
 
+/// The route's verdict made `inconclusive` with these words.
+fn undecided(previous: Option<Verdict>, summary: String, action: String) -> Verdict {
+    let mut verdict = base(previous);
+    verdict.kind = VerdictKind::Inconclusive;
+    verdict.fails_gate = false;
+    verdict.summary = summary;
+    verdict.action = action;
+    verdict
+}
+
 fn first_unit(
     previous: Option<Verdict>,
     cause: ExhaustionCause,
     limit: &str,
     unit: &str,
 ) -> Verdict {
-    let mut verdict = base(previous);
-    verdict.kind = VerdictKind::Inconclusive;
-    verdict.fails_gate = false;
-    verdict.summary = format!(
-        "the target {} on its first {unit}{limit}: one {unit} needs more memory than the \
-         process has, which is not a leak",
-        cause.describe()
-    );
-    verdict.action = format!(
-        "Give the process more memory (--heap-limit, the container's limit) or make one {unit} \
-         need less; growth cannot be measured in a process that cannot serve one {unit}."
-    );
-    verdict
+    undecided(
+        previous,
+        format!(
+            "the target {} on its first {unit}{limit}: one {unit} needs more memory than the \
+             process has, which is not a leak",
+            cause.describe()
+        ),
+        format!(
+            "Give the process more memory (--heap-limit, the container's limit) or make one \
+             {unit} need less; growth cannot be measured in a process that cannot serve one \
+             {unit}."
+        ),
+    )
 }
 
 fn first_cycle(
@@ -201,20 +211,19 @@ fn first_cycle(
     limit: &str,
     unit: &str,
 ) -> Verdict {
-    let mut verdict = base(previous);
-    verdict.kind = VerdictKind::Inconclusive;
-    verdict.fails_gate = false;
-    verdict.summary = format!(
-        "the target {} after about {served} {unit}s of the first cycle{limit}, before any \
-         settled reading: a leak or one cycle's peak",
-        cause.describe()
-    );
-    verdict.action = format!(
-        "Rerun with cycles far smaller than {served} {unit}s (-a {}) to measure the growth \
-         before the process dies.",
-        (served / 10).max(10)
-    );
-    verdict
+    undecided(
+        previous,
+        format!(
+            "the target {} after about {served} {unit}s of the first cycle{limit}, before any \
+             settled reading: a leak or one cycle's peak",
+            cause.describe()
+        ),
+        format!(
+            "Rerun with cycles far smaller than {served} {unit}s (-a {}) to measure the growth \
+             before the process dies.",
+            (served / 10).max(10)
+        ),
+    )
 }
 
 fn at_peak(
