@@ -12,7 +12,7 @@ use anyhow::Context;
 use tokio::sync::watch;
 
 pub use super::exit::RunEnd;
-use super::outcome::{mark_partial_routes, outcome_of, run_end};
+use super::outcome::{apply_peak_gate, mark_partial_routes, outcome_of, run_end};
 use super::signals::{StopSignal, exit_on_a_later_signal, stop_signal};
 use crate::model::{RunResult, Stopped};
 use crate::process::Target;
@@ -139,6 +139,7 @@ impl Frame {
         result.outcome = outcome_of(measured, target, stopped.as_ref());
         result.outcome.target_stopped = stopped;
         mark_partial_routes(result);
+        apply_peak_gate(result);
     }
 
     /// Compares with the baseline, writes every report, and says how the

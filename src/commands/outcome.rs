@@ -41,6 +41,17 @@ pub fn outcome_of(
     }
 }
 
+/// A load that peaked over `--max-peak` fails its route, whatever the
+/// row became after the loop (an allocator's fragmentation, a soak's
+/// trend): applied once, at the end.
+pub fn apply_peak_gate(result: &mut RunResult) {
+    for verdict in result.routes.iter_mut().filter_map(|r| r.verdict.as_mut()) {
+        if verdict.has_finding(FindingKind::OverMaxPeak) {
+            verdict.fails_gate = true;
+        }
+    }
+}
+
 /// A route cut short keeps its verdict over the cycles it has, with a
 /// finding that says so: fewer cycles cannot separate warm-up from a trend.
 pub fn mark_partial_routes(result: &mut RunResult) {

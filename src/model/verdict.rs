@@ -125,6 +125,9 @@ pub enum FindingKind {
     /// The cycles were shrunk (or ended early) to keep the target below
     /// half of its memory limit.
     Headroom,
+    /// The load's peak passed `--max-peak`: the route fails the run,
+    /// whatever its row.
+    OverMaxPeak,
 }
 
 impl FindingKind {
@@ -152,6 +155,7 @@ impl FindingKind {
             FindingKind::TimeTrend => "time-trend",
             FindingKind::PeakPressure => "peak-pressure",
             FindingKind::Headroom => "headroom",
+            FindingKind::OverMaxPeak => "over-max-peak",
         }
     }
 }

@@ -25,12 +25,14 @@ pub fn route_peak(cycles: &[CycleResult]) -> Option<Peak> {
     cycles.iter().filter_map(|c| c.peak).reduce(Peak::max)
 }
 
-/// What the peak says, and whether it fails `--max-peak`; `leak`: the
-/// route's verdict is a leak (the peak is then not "instead of" one).
-pub fn judge_peak(cycles: &[CycleResult], options: &Options, leak: bool) -> (Vec<Finding>, bool) {
+/// What the peak says; `leak`: the route's verdict is a leak (the peak is
+/// then not "instead of" one). A peak over `--max-peak` is an
+/// `over-max-peak` finding, which fails the run at its end
+/// (`commands/outcome.rs`), whatever later steps make of the row.
+pub fn judge_peak(cycles: &[CycleResult], options: &Options, leak: bool) -> Vec<Finding> {
     let mut findings = Vec::new();
     let Some(peak) = route_peak(cycles) else {
-        return (findings, false);
+        return findings;
     };
     let limits = options.limits;
     let share = |value: u64, limit: u64| value as f64 / limit as f64;
@@ -94,17 +96,16 @@ pub fn judge_peak(cycles: &[CycleResult], options: &Options, leak: bool) -> (Vec
         };
         if value > most {
             findings.push(Finding::new(
-                FindingKind::PeakPressure,
+                FindingKind::OverMaxPeak,
                 format!(
                     "{what} peaked at {}, over --max-peak {}: failed",
                     mb(value as f64),
                     mb(most as f64)
                 ),
             ));
-            return (findings, true);
         }
     }
-    (findings, false)
+    findings
 }
 
 /// Cycles shrunk or ended early to keep the target below half a limit.
@@ -164,8 +165,7 @@ mod tests {
     #[test]
     fn a_clean_route_that_peaks_far_above_what_it_keeps_is_pressure() {
         let cycles = [cycle(2_500, 3_100 << 20, 200 << 20, false)];
-        let (findings, failed) = judge_peak(&cycles, &Options::default(), false);
-        assert!(!failed);
+        let findings = judge_peak(&cycles, &Options::default(), false);
         assert_eq!(findings.len(), 1);
         assert!(
             findings[0].message.contains("3100.0 MB rss"),
@@ -177,7 +177,11 @@ mod tests {
             max_peak: Some(2 << 30),
             ..Options::default()
         };
-        assert!(judge_peak(&cycles, &gated, false).1);
+        let over = judge_peak(&cycles, &gated, false);
+        assert!(
+            over.iter().any(|f| f.kind == FindingKind::OverMaxPeak),
+            "{over:?}"
+        );
     }
 
     #[test]
@@ -192,13 +196,13 @@ mod tests {
             ..Options::default()
         };
         let near = [cycle(2_500, 900 << 20, 100 << 20, false)];
-        let (findings, _) = judge_peak(&near, &options, false);
+        let findings = judge_peak(&near, &options, false);
         assert!(
             findings[0].message.contains("--memory-limit"),
             "{findings:?}"
         );
         let far = [cycle(2_500, 200 << 20, 100 << 20, false)];
-        assert!(judge_peak(&far, &options, false).0.is_empty());
+        assert!(judge_peak(&far, &options, false).is_empty());
     }
 
     #[test]

@@ -43,7 +43,9 @@ fn a_document_per_request_is_measured_before_it_kills_a_512mb_heap() {
         .limits
         .and_then(|l| l.heap_bytes)
         .expect("heap limit read");
-    assert!(limit < 700 << 20, "--heap-limit 512MB reached V8: {limit}");
+    // V8's limit is the old space plus the young generation's (560 MB on
+    // Node 20, 704 MB on Node 24).
+    assert!(limit < 800 << 20, "--heap-limit 512MB reached V8: {limit}");
     assert!(
         finding_kinds(verdict).contains(&FindingKind::Headroom),
         "{verdict:#?}"
