@@ -240,8 +240,11 @@ pub async fn run_route(
         };
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
-        work.recorded(into, observer);
+        // A soak's figures so far feed the verdict's time trend; its live
+        // line is then told again, with this reading's verdict in it.
+        work.recorded(into, &Silent);
         let decided = crate::verdict::refresh(into, options, plan.sequential);
+        work.recorded(into, observer);
         let last = into.cycles.last().expect("pushed above");
         if last.load.stalled {
             return Err(CycleError::Stalled {

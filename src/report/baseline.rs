@@ -6,16 +6,20 @@
 //!
 //! Tolerance: a figure regresses when it grows by more than `tolerance`
 //! (a fraction, default 20 %) *and* by more than an absolute floor below
-//! which the method cannot tell a change from noise: 16 B per request
-//! (under the smallest retention found reliably, BENCHMARKS.md) and 1 MB of
-//! after-GC heap (ten times the repeatability of one reading). A route
-//! whose verdict turns into a leak regresses whatever the figures.
+//! which the method cannot tell a change from noise, in the figure's own
+//! unit: for bytes, 16 B per request (under the smallest retention found
+//! reliably, BENCHMARKS.md); for a count (handles, listeners, DOM nodes, a
+//! counter), its series' noise floor over the units of one cycle (4
+//! handles in 2 500 requests: 0.0016 a request), what one cycle can tell;
+//! and 1 MB of after-GC heap (ten times the repeatability of one reading).
+//! A route whose verdict turns into a leak regresses whatever the figures.
 
 use anyhow::Context;
 
 use super::series_view::value_text;
 use crate::model::{
-    Comparison, READABLE_SCHEMA_VERSIONS, RouteComparison, RouteResult, RunResult, Series,
+    Comparison, Quantity, READABLE_SCHEMA_VERSIONS, RouteComparison, RouteResult, RunResult,
+    Series, Unit,
 };
 use crate::units::mb;
 
@@ -47,7 +51,7 @@ pub fn compare(
         .iter()
         .map(|now| {
             let before = old.routes.iter().find(|r| r.route == now.route);
-            compare_route(before, now, tolerance)
+            compare_route(before, now, tolerance, new.settings.unit)
         })
         .collect();
     Comparison {
@@ -55,6 +59,21 @@ pub fn compare(
         tolerance,
         routes,
     }
+}
+
+/// The least growth per unit of `metric` that is a change, not noise, in
+/// the figure's own unit (see the module's header).
+fn retained_floor(metric: &Series, route: &RouteResult, unit: Unit) -> f64 {
+    if metric.quantity() == Quantity::Bytes {
+        return RETAINED_FLOOR_BYTES;
+    }
+    let noise = match unit {
+        Unit::Iteration => crate::verdict::Noise::Page,
+        _ => crate::verdict::Noise::Process,
+    };
+    let units: u64 = route.cycles.iter().map(|c| c.units).sum();
+    let per_cycle = units as f64 / route.cycles.len().max(1) as f64;
+    noise.floor(metric) / per_cycle.max(1.0)
 }
 
 fn grew(old: f64, new: f64, tolerance: f64, floor: f64) -> bool {
@@ -65,6 +84,7 @@ fn compare_route(
     before: Option<&RouteResult>,
     now: &RouteResult,
     tolerance: f64,
+    unit: Unit,
 ) -> RouteComparison {
     let metric = now.figure().map_or(Series::HEAP_USED, |f| f.metric.clone());
     let old_retained = before.and_then(|b| retained(b, &metric));
@@ -73,7 +93,7 @@ fn compare_route(
     let new_heap = last_heap(now);
     let mut reasons = Vec::new();
     if let (Some(o), Some(n)) = (old_retained, new_retained)
-        && grew(o.max(0.0), n, tolerance, RETAINED_FLOOR_BYTES)
+        && grew(o.max(0.0), n, tolerance, retained_floor(&metric, now, unit))
     {
         reasons.push(format!(
             "retained {} → {} per request ({metric})",
@@ -241,5 +261,56 @@ mod tests {
         assert!(empty.contains("the file is empty"), "{empty}");
         let none = parse_result("{}").unwrap_err().to_string();
         assert!(none.contains("no schema_version"), "{none}");
+    }
+
+    #[test]
+    fn a_counted_figure_is_held_to_its_own_floor_not_to_bytes() {
+        use crate::model::{Figure, MetricFit, Trend, Verdict, VerdictKind};
+        let timeouts = Series::Resource(crate::model::Resource::new(
+            crate::model::ResourceFamily::ActiveResource,
+            "Timeout",
+        ));
+        let route = |per_request: f64| RouteResult {
+            route: "/r".into(),
+            cycles: vec![
+                crate::model::CycleResult {
+                    units: 2_500,
+                    ..Default::default()
+                };
+                3
+            ],
+            verdict: Some(Verdict {
+                kind: VerdictKind::CounterGrowth,
+                fails_gate: false,
+                summary: String::new(),
+                action: String::new(),
+                findings: Vec::new(),
+                fits: vec![MetricFit {
+                    metric: timeouts.clone(),
+                    slope_bytes_per_request: per_request,
+                    increments: Vec::new(),
+                    noise_bytes: 4.0,
+                    growth_per_cycle_bytes: per_request * 2_500.0,
+                    fitted_from_cycle: 1,
+                    trend: Trend::Growing,
+                }],
+                figure: Figure {
+                    metric: timeouts.clone(),
+                    bytes_per_request: per_request,
+                },
+            }),
+            ..RouteResult::default()
+        };
+        // From none to a Timeout every other request: a regression, though
+        // 0.5 is far under the 16 "bytes" floor that held counts before.
+        let compared = compare_route(Some(&route(0.0)), &route(0.5), 0.2, Unit::Request);
+        assert!(compared.regressed, "{}", compared.message);
+        assert!(compared.message.contains("+0.50"), "{}", compared.message);
+        // The same figure again is not.
+        let same = compare_route(Some(&route(0.5)), &route(0.52), 0.2, Unit::Request);
+        assert!(!same.regressed, "{}", same.message);
+        // Under the floor of one cycle: 2 handles in 2 500 requests.
+        let noise = compare_route(Some(&route(0.0)), &route(0.0008), 0.2, Unit::Request);
+        assert!(!noise.regressed, "{}", noise.message);
     }
 }
