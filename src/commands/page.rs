@@ -39,6 +39,10 @@ pub async fn run(props: PageProps) -> anyhow::Result<RunEnd> {
         slot.as_ref().map(|b| &b.target),
         stopped,
     );
+    result
+        .outcome
+        .target_output
+        .retain(|line| !crate::page::browser::is_noise(line));
     drop(slot);
     frame.close(result)
 }

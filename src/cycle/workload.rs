@@ -120,6 +120,16 @@ pub enum WorkError {
     Driver(#[from] DriverError),
     #[error("the page stopped answering")]
     Page(#[from] crate::probe::ProbeError),
+    #[error(
+        "`{action}` did not return within {} s (--timeout), and the page answers nothing: its \
+         main thread is blocked (a script that never returns), so nothing more can be read; \
+         the readings so far are kept",
+        limit.as_secs_f64()
+    )]
+    Blocked {
+        action: String,
+        limit: std::time::Duration,
+    },
 }
 
 /// Why `--load-cmd` could not be run for a cycle (not: it exited non-zero,

@@ -197,3 +197,34 @@ pub async fn first_page(endpoint: &str) -> Result<String, BrowserError> {
         .map(str::to_string)
         .ok_or_else(|| bad("it lists no page"))
 }
+
+/// Chromium's known noise on a machine without a desktop session: it
+/// tries the system and session D-Bus, and its zygote reports sandbox
+/// and namespace choices. None of it is the page's output, so none of it
+/// is shown as "the last output of the target".
+const NOISE: [&str; 4] = ["bus.cc(", "dbus", "d-bus", "zygote"];
+
+/// Whether a line of Chromium's output is its known noise.
+pub fn is_noise(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    NOISE.iter().any(|n| lower.contains(n))
+}
+
+#[cfg(test)]
+mod noise_tests {
+    use super::is_noise;
+
+    #[test]
+    fn d_bus_and_zygote_lines_are_noise_and_the_pages_are_not() {
+        assert!(is_noise(
+            "[1206/020301.123456:ERROR:bus.cc(407)] Failed to connect to the bus: Failed to \
+             connect to socket /run/dbus/system_bus_socket: No such file or directory"
+        ));
+        assert!(is_noise(
+            "[1206/020301:ERROR:zygote_host_impl_linux.cc(273)] Failed to adjust OOM score"
+        ));
+        assert!(!is_noise(
+            "Uncaught TypeError: dialog.close is not a function"
+        ));
+    }
+}

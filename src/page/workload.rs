@@ -81,11 +81,7 @@ impl Workload for PageActions {
 }
 
 impl PageActions {
-    async fn iterate(
-        &self,
-        n: u64,
-        observer: &dyn CycleObserver,
-    ) -> Result<Iterations, crate::probe::ProbeError> {
+    async fn iterate(&self, n: u64, observer: &dyn CycleObserver) -> Result<Iterations, WorkError> {
         let started = Instant::now();
         let mut last_success = started;
         let mut done = Iterations::default();
@@ -152,8 +148,11 @@ impl PageActions {
         }
     }
 
-    /// `None` when every action ran, else why the iteration stopped.
-    async fn one_iteration(&self) -> Result<Option<String>, crate::probe::ProbeError> {
+    /// `None` when every action ran, else why the iteration stopped. An
+    /// action that timed out in a page that then answers nothing ends the
+    /// work: its main thread is blocked, and every later read would wait
+    /// out its own limit to learn the same.
+    async fn one_iteration(&self) -> Result<Option<String>, WorkError> {
         for action in &self.actions {
             // `back` from the start URL leaves the page (a reload later
             // frees what it kept): the action before it did not navigate.
@@ -171,11 +170,33 @@ impl PageActions {
                 .await
             {
                 Ok(()) => {}
-                Err(ActionError::Inspector(e)) => return Err(e.into()),
+                Err(ActionError::Inspector(e)) => {
+                    return Err(crate::probe::ProbeError::from(e).into());
+                }
+                Err(ActionError::Failed {
+                    action,
+                    failure: super::actions::PageFailure::TimedOut(limit),
+                }) if !self.answers().await => {
+                    return Err(WorkError::Blocked { action, limit });
+                }
                 Err(other) => return Ok(Some(other.to_string())),
             }
         }
         Ok(None)
+    }
+}
+
+/// How long a page whose action timed out has to answer a trivial
+/// evaluation before its main thread is taken as blocked: a page that is
+/// only slow (a navigation, a request that never ends) answers at once.
+const ANSWER_LIMIT: Duration = Duration::from_secs(2);
+
+impl PageActions {
+    async fn answers(&self) -> bool {
+        matches!(
+            tokio::time::timeout(ANSWER_LIMIT, self.page.evaluate("1")).await,
+            Ok(Ok(_))
+        )
     }
 }
 
