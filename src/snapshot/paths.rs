@@ -2,12 +2,25 @@
 //! a breadth-first walk from the synthetic root over essential edges (weak
 //! edges never retain; shortcut edges only from the root), remembering the
 //! edge each node was first reached by.
+//!
+//! What the stack had in hand when the snapshot was written (the
+//! `(Handle scope)` and `(Stack roots)` roots: a native call mid-way, a
+//! JavaScript frame) is a root for that instant only and names no
+//! variable: a listener array that `JSON.stringify` was walking is two
+//! steps from them, and its path then loses `bus._events`. As DevTools
+//! reaches everything from the user's roots first, the walk enters those
+//! two only once every other root is exhausted (Node 26's snapshots, and
+//! Node 20's inside a callback of native code, showed such paths).
 
 use std::collections::VecDeque;
 
-use super::graph::{EdgeId, HeapGraph, NodeId};
+use super::graph::{EdgeId, HeapGraph, NodeId, NodeType};
 
 const UNREACHED: u32 = u32::MAX;
+
+/// The synthetic roots of what the stack held at the snapshot's instant,
+/// walked last.
+const TRANSIENT_ROOTS: [&str; 2] = ["(Handle scope)", "(Stack roots)"];
 
 /// Each node's distance in edges from the root: all `inspect` needs of the
 /// paths, at half their memory (it runs beside the dominator tree, where
@@ -31,18 +44,39 @@ impl Distances {
         distance[0] = 0;
         queue.push_back(NodeId::ROOT);
         let table = graph.essential_types();
-        while let Some(node) = queue.pop_front() {
-            let next = distance[node.index()] + 1;
-            for e in graph.edges(node) {
-                if !graph.retains(&table, node, e) {
-                    continue;
-                }
-                let to = graph.edge_to(e);
-                if distance[to.index()] == UNREACHED {
+        let transient = |n: NodeId| {
+            graph.node_type(n) == NodeType::Synthetic && TRANSIENT_ROOTS.contains(&graph.name(n))
+        };
+        // The edges into the transient roots, entered after the rest.
+        let mut last: Vec<(NodeId, EdgeId)> = Vec::new();
+        loop {
+            while let Some(node) = queue.pop_front() {
+                let next = distance[node.index()] + 1;
+                for e in graph.edges(node) {
+                    if !graph.retains(&table, node, e) {
+                        continue;
+                    }
+                    let to = graph.edge_to(e);
+                    if distance[to.index()] != UNREACHED {
+                        continue;
+                    }
+                    if transient(to) && !last.iter().any(|(_, seen)| *seen == e) {
+                        last.push((node, e));
+                        continue;
+                    }
                     distance[to.index()] = next;
                     reached(to, e);
                     queue.push_back(to);
                 }
+            }
+            let Some((from, e)) = last.pop() else {
+                break;
+            };
+            let to = graph.edge_to(e);
+            if distance[to.index()] == UNREACHED {
+                distance[to.index()] = distance[from.index()] + 1;
+                reached(to, e);
+                queue.push_back(to);
             }
         }
         Distances { distance }

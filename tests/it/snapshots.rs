@@ -91,6 +91,23 @@ fn names_event_emitter_listeners() {
     assert_eq!(holder.kind, HolderKind::EventListenerList, "{holder:#?}");
 }
 
+/// The second snapshot is written inside `JSON.stringify`'s replacer,
+/// while native code holds the listener list in a handle scope (Node 26's
+/// `(Handle scope)`, Node 20's `(Stack roots)`): the path from the user's
+/// roots still names `bus._events`.
+#[test]
+fn names_event_emitter_listeners_held_open_by_native_code_too() {
+    let (_dir, before, after) = scenario("emitter-handle-scope.mjs", 3000);
+    let json = diff(&before, &after);
+    let holder = holder_named(&json, "bus._events.config-changed");
+    assert_eq!(holder.kind, HolderKind::EventListenerList, "{holder:#?}");
+    assert!(
+        !holder.path_text.contains("(Handle scope)") && !holder.path_text.contains("(Stack roots)"),
+        "{}",
+        holder.path_text
+    );
+}
+
 #[test]
 fn names_closures_held_by_timers() {
     let (_dir, before, after) = scenario("timers.mjs", 3000);
