@@ -14,12 +14,22 @@ use crate::util::*;
 /// Runs a leak scenario from tests/targets/leaks, which writes
 /// before.heapsnapshot and after.heapsnapshot into a fresh directory.
 fn scenario(script: &str, count: u32) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    scenario_with(script, count, &[])
+}
+
+/// `scenario` with more arguments for the script after the count.
+fn scenario_with(
+    script: &str,
+    count: u32,
+    extra: &[&str],
+) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let mut command = Command::new(node());
     command
         .arg(repo_path(&format!("tests/targets/leaks/{script}")))
         .arg(dir.path())
-        .arg(count.to_string());
+        .arg(count.to_string())
+        .args(extra);
     let finished = run_to_end(command);
     assert_eq!(finished.code, 0, "{script}: {}", finished.stderr);
     let before = dir.path().join("before.heapsnapshot");
@@ -97,7 +107,7 @@ fn names_event_emitter_listeners() {
 /// roots still names `bus._events`.
 #[test]
 fn names_event_emitter_listeners_held_open_by_native_code_too() {
-    let (_dir, before, after) = scenario("emitter-handle-scope.mjs", 3000);
+    let (_dir, before, after) = scenario_with("emitter.mjs", 3000, &["held"]);
     let json = diff(&before, &after);
     let holder = holder_named(&json, "bus._events.config-changed");
     assert_eq!(holder.kind, HolderKind::EventListenerList, "{holder:#?}");
