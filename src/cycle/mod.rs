@@ -26,7 +26,7 @@ use crate::model::{CycleResult, RouteResult, Sample};
 use crate::probe::{Probe, ProbeError};
 use crate::verdict::Options;
 use crate::verdict::sequential::SequentialPlan;
-use peak::{PeakSampler, PeakWatch};
+use peak::PeakWatch;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CycleError {
@@ -205,19 +205,14 @@ pub async fn run_route(
         };
         let total = work.planned_units().map(|n| spec.units_of(n));
         observer.load_started(&route, number, planned, total);
+        // The settled reading this cycle starts from.
         let from = into
             .cycles
             .last()
             .map(|c| &c.after_gc)
             .or(into.baseline.as_ref());
-        let sampler = watch.as_ref().map(|watch| {
-            let mut watch = watch.clone();
-            if let Some(from) = from {
-                let points = (watch.brake_heap_at, watch.brake_rss_at);
-                (watch.brake_heap_at, watch.brake_rss_at) = headroom::crossable(points, from);
-            }
-            PeakSampler::start(watch, spec.brake.clone().unwrap_or_default())
-        });
+        let brake = spec.brake.clone().unwrap_or_default();
+        let sampler = watch.as_ref().map(|w| w.start_from(from, brake));
         let done = work.drive(spec, observer).await?;
         let peak = match sampler {
             Some(sampler) => sampler.finish().await,
@@ -227,17 +222,9 @@ pub async fn run_route(
         let reading = read_cycle(probe, plan, number, done, into, since);
         let mut result = within(plan, &when, reading).await??;
         result.peak = peak;
-        let before = into
-            .cycles
-            .last()
-            .map(|c| &c.after_gc)
-            .or(into.baseline.as_ref());
-        most_units = match (work.planned_units(), before) {
-            (Some(planned), Some(before)) => {
-                headroom::next_cycle_units(&limits, before, &result, planned)
-            }
-            _ => None,
-        };
+        most_units = work.planned_units().zip(from).and_then(|(planned, from)| {
+            headroom::next_cycle_units(&limits, from, &result, planned)
+        });
         observer.cycle_done(&route, &result);
         into.cycles.push(result);
         // A soak's figures so far feed the verdict's time trend; its live

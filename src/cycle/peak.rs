@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 use super::workload::Brake;
 use crate::inspector::Inspector;
-use crate::model::Peak;
+use crate::model::{Peak, Sample};
 
 /// 4 Hz: the floor for catching a peak that lasts a fraction of a
 /// second under 10 connections, at one small CDP round trip and one
@@ -42,6 +42,17 @@ impl PeakWatch {
     /// Whether there is anything to read.
     pub fn reads(&self) -> bool {
         self.inspector.is_some() || self.pid.is_some()
+    }
+
+    /// Samples one cycle that starts at the settled reading `from`, braking
+    /// only at the points it can cross (`headroom::crossable`).
+    pub fn start_from(&self, from: Option<&Sample>, brake: Brake) -> PeakSampler {
+        let mut watch = self.clone();
+        if let Some(from) = from {
+            let points = (watch.brake_heap_at, watch.brake_rss_at);
+            (watch.brake_heap_at, watch.brake_rss_at) = super::headroom::crossable(points, from);
+        }
+        PeakSampler::start(watch, brake)
     }
 }
 
