@@ -169,25 +169,46 @@ fn a_buffer_per_request_is_off_heap_and_its_peak_is_held_against_the_limit() {
 }
 
 #[test]
-fn a_heavy_clean_route_is_clean_with_peak_pressure_and_fails_max_peak() {
-    // ~20 MB per request held 20 ms, 10 connections: rss peaks around
-    // 350 MB and stays there (the allocator keeps it), keeping 4 MB.
-    let common = ["-a", "800", "--cycles", "3", "--resolution", "2KB"];
-    let limited = [&common[..], &["--memory-limit", "300MB"]].concat();
-    let (finished, result) = check("/heavy", &limited);
+fn a_heavy_clean_route_is_never_a_leak_shows_peak_pressure_and_fails_max_peak() {
+    // ~20 MB of Buffers per request held 20 ms, 10 connections: rss peaks
+    // around 350 MB and stays there (the allocator keeps it) while the
+    // route keeps 4 MB. Two glibc arenas keep the allocator's own growth
+    // from looking like the route's on a busy machine.
+    let heavy = |extra: &[&str]| {
+        let port = free_port();
+        let finished = RunArgs::new(port)
+            .routes(&["/heavy"])
+            .args(&[
+                "-a",
+                "800",
+                "--cycles",
+                "3",
+                "--resolution",
+                "2KB",
+                "--no-diagnose",
+            ])
+            .args(extra)
+            .env("MALLOC_ARENA_MAX", "2")
+            .run(&target_command("memory-server.mjs", port));
+        assert!(port_is_free(port), "port {port} left busy");
+        let result = finished.result();
+        (finished, result)
+    };
+    let (finished, result) = heavy(&["--memory-limit", "300MB"]);
     let verdict = verdict_of(&result.routes[0]);
     assert!(!verdict.kind.is_leak(), "{verdict:#?}");
+    // Clean, or undecided on a busy machine: never a leak.
+    assert_ne!(finished.code, 1, "{}", finished.stderr);
     assert!(
         finding_kinds(verdict).contains(&FindingKind::PeakPressure),
         "{verdict:#?}"
     );
-    assert_eq!(finished.code, 0, "{}", finished.stderr);
 
-    let gated = [&common[..], &["--max-peak", "128MB"]].concat();
-    let (finished, result) = check("/heavy", &gated);
+    let (finished, result) = heavy(&["--max-peak", "128MB"]);
     let verdict = verdict_of(&result.routes[0]);
+    assert!(verdict.fails_gate, "{verdict:#?}");
     assert!(
-        !verdict.kind.is_leak() && verdict.fails_gate,
+        finding_kinds(verdict).contains(&FindingKind::OverMaxPeak),
         "{verdict:#?}"
     );
     assert_eq!(finished.code, 1, "--max-peak fails the run");
