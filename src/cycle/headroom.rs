@@ -53,7 +53,7 @@ pub fn crossable(points: (Option<u64>, Option<u64>), from: &Sample) -> (Option<u
 }
 
 /// Whether a settled reading is past a brake point of a limit in force.
-pub fn past_half(limits: &Limits, reading: &Sample) -> bool {
+pub fn past_brake_point(limits: &Limits, reading: &Sample) -> bool {
     let (heap_at, rss_at) = brake_points(limits);
     heap_at.is_some_and(|at| reading.heap_used > at) || rss_at.is_some_and(|at| reading.rss > at)
 }

@@ -167,10 +167,11 @@ pub async fn run_route(
     observer.phase(&route, "baseline: forcing a full collection");
     let baseline = within(plan, "the baseline", probe.settled_sample()).await?;
     into.baseline = Some(baseline?);
-    let reading = crate::probe::limits::read_limits(probe, plan.memory_limit);
+    let pid = within(plan, "reading the target's pid", probe.pid()).await?;
+    let reading = crate::probe::limits::read_limits(&*probe, pid, plan.memory_limit);
     let limits = within(plan, "reading the limits", reading).await?;
     into.limits = (!limits.is_empty()).then_some(limits);
-    let watch = peak_watch(plan, probe, &limits).await;
+    let watch = peak_watch(plan, &*probe, pid, &limits);
     let since = std::time::Instant::now();
     let options = Options {
         limits,
@@ -338,11 +339,13 @@ async fn read_cycle(
     })
 }
 
-/// What the peak sampler reads for this probe, and where it brakes; `None`
-/// with `--no-peak` or a probe that reads neither heap nor rss.
-async fn peak_watch(
+/// What the peak sampler reads for this probe (process `pid`), and where
+/// it brakes; `None` with `--no-peak` or a probe that reads neither heap
+/// nor rss.
+fn peak_watch(
     plan: &LoopPlan,
-    probe: &mut dyn Probe,
+    probe: &dyn Probe,
+    pid: Option<u32>,
     limits: &crate::model::Limits,
 ) -> Option<PeakWatch> {
     if !plan.peak {
@@ -351,7 +354,7 @@ async fn peak_watch(
     let (brake_heap_at, brake_rss_at) = headroom::brake_points(limits);
     let watch = PeakWatch {
         inspector: probe.inspector().cloned(),
-        pid: probe.pid().await,
+        pid,
         brake_heap_at,
         brake_rss_at,
     };

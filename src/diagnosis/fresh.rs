@@ -1,7 +1,7 @@
 //! The diagnosis in a fresh process of the target: for a route whose
-//! target died of its leak, or is past half of its limit, where two heap
-//! snapshots (each pauses the process and costs about its heap again)
-//! would kill it. The fresh process gets one small warm-up cycle of the
+//! target died of its leak, or is past a brake point under its limit
+//! (half of the heap limit), where two heap snapshots (each pauses the
+//! process and costs about its heap again) would kill it. The fresh process gets one small warm-up cycle of the
 //! route's own work, then the same diagnosis as ever, with a cycle sized
 //! to the growth already measured (`route.rs`).
 
@@ -23,7 +23,7 @@ pub async fn diagnose_fresh(
     session.restart().await?;
     session.progress.say(&format!(
         "{}: diagnosis: in a fresh process of the target (the measured one died of memory, is \
-         past half of its limit, or has a large heap)",
+         past a brake point under its limit, or has a large heap)",
         into.route
     ));
     session.launch_fresh(Fresh::default()).await?;

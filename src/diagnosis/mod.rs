@@ -4,7 +4,7 @@
 //! - `route.rs`: the step the loop calls for a route that retains: one
 //!   more cycle of the route's own work, sized to the growth measured,
 //!   diagnosed, a failure a finding; `fresh.rs` the same in a fresh
-//!   process, for a target that died of memory or is past half its limit;
+//!   process, for a target that died of memory or is past a brake point;
 //! - `snapshots/`: two heap snapshots around that cycle and the sampling
 //!   heap profile, through the snapshot engine (`crate::snapshot`), to the
 //!   holder and the storing line;

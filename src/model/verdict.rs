@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::sample::{Quantity, Series};
 
 /// The rows of the method's reading table (METHOD.md, "Reading the result").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {
     NoRetention,
@@ -31,6 +31,8 @@ pub enum VerdictKind {
     /// The target died of memory while its after-GC readings grew: the
     /// leak the check exists for, measured until it killed the process.
     MemoryExhausted,
+    /// Also what a route is before any reading decides anything.
+    #[default]
     Inconclusive,
 }
 
@@ -228,6 +230,16 @@ pub struct Figure {
     pub bytes_per_request: f64,
 }
 
+impl Default for Figure {
+    /// heapUsed, the figure of every row until a series says otherwise.
+    fn default() -> Figure {
+        Figure {
+            metric: Series::HEAP_USED,
+            bytes_per_request: 0.0,
+        }
+    }
+}
+
 impl Figure {
     /// Bytes or a count: always the series', so that a verdict that
     /// changes its series can never leave a stale unit behind.
@@ -261,7 +273,9 @@ impl Serialize for MetricFit {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `Verdict::default()`: `inconclusive`, with nothing read yet (heapUsed
+/// at 0 per unit, no fits or findings).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub kind: VerdictKind,
     /// The route fails the gate: a leak kind, above `--max-retained` when

@@ -21,11 +21,11 @@ const CGROUP_V1_MEMORY: &str = "/sys/fs/cgroup/memory";
 /// PAGE_COUNTER_MAX, 2^63 rounded to pages).
 const V1_UNLIMITED: u64 = 1 << 60;
 
-/// Reads the limits of the probe's target: `stated` is `--memory-limit`.
-pub async fn read_limits(probe: &mut dyn Probe, stated: Option<u64>) -> Limits {
-    let pid = probe.pid().await;
+/// Reads the limits of the probe's target (process `pid`, when known):
+/// `stated` is `--memory-limit`.
+pub async fn read_limits(probe: &dyn Probe, pid: Option<u32>, stated: Option<u64>) -> Limits {
     Limits {
-        heap_bytes: heap_size_limit(&*probe).await,
+        heap_bytes: heap_size_limit(probe).await,
         cgroup_bytes: pid.and_then(cgroup_memory_max),
         stated_bytes: stated,
     }

@@ -432,15 +432,7 @@ fn render_table(out: &mut String, route: &RouteResult, unit: &str, work: Work) {
             esc(&parts.join(" · "))
         );
     }
-    if let Some(line) = series_view::peak_line(route) {
-        let _ = writeln!(out, "<p>{}</p>", esc(&upper_first(&line)));
+    if let Some(peak) = series_view::peak_text(route) {
+        let _ = writeln!(out, "<p>Peak during load: {}</p>", esc(&peak));
     }
-}
-
-/// The line with its first letter upper-cased, for a sentence of its own.
-fn upper_first(line: &str) -> String {
-    let mut chars = line.chars();
-    chars
-        .next()
-        .map_or(String::new(), |c| c.to_uppercase().chain(chars).collect())
 }

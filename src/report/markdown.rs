@@ -84,8 +84,8 @@ impl Exporter for MarkdownExporter {
             if let Some(line) = super::loop_view::soak_line(route) {
                 let _ = writeln!(out, "  - {line}");
             }
-            if let Some(line) = super::series_view::peak_line(route) {
-                let _ = writeln!(out, "  - {line}");
+            if let Some(peak) = super::series_view::peak_text(route) {
+                let _ = writeln!(out, "  - peak during load: {peak}");
             }
             let unit = result.settings.unit.name();
             if let Some(line) = super::schedule_view::decided_line(route, unit) {

@@ -115,10 +115,11 @@ pub fn retained_parts(route: &RouteResult) -> Vec<String> {
     parts
 }
 
-/// The load's peak in one line, held against the limits in force: `peak
-/// during load: rss 363.3 MB (121 % of --memory-limit 300.0 MB), heapUsed
-/// 4.4 MB of a 4144.0 MB heap limit`. `None` without a sampled peak.
-pub fn peak_line(route: &RouteResult) -> Option<String> {
+/// The load's peak, held against the limits in force: `rss 363.3 MB (121
+/// % of --memory-limit 300.0 MB), heapUsed 4.4 MB of a 4144.0 MB heap
+/// limit`; each report puts its own "peak during load" before it. `None`
+/// without a sampled peak.
+pub fn peak_text(route: &RouteResult) -> Option<String> {
     let peak = crate::verdict::peak::route_peak(&route.cycles)?;
     let limits = route.limits.unwrap_or_default();
     let mut parts = Vec::new();
@@ -141,7 +142,7 @@ pub fn peak_line(route: &RouteResult) -> Option<String> {
             crate::units::mb(peak.heap_used as f64)
         ));
     }
-    (!parts.is_empty()).then(|| format!("peak during load: {}", parts.join(", ")))
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// The peak of each cycle's load in the chart's scale, for the series

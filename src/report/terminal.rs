@@ -150,8 +150,8 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -
     if !parts.is_empty() {
         writeln!(out, "retained per {}: {}", unit.name(), parts.join(" · "))?;
     }
-    if let Some(line) = series_view::peak_line(route) {
-        writeln!(out, "{line}")?;
+    if let Some(peak) = series_view::peak_text(route) {
+        writeln!(out, "peak during load: {peak}")?;
     }
     for line in route.cycles.iter().filter_map(super::loop_view::cycle_line) {
         writeln!(out, "loop  {line}")?;

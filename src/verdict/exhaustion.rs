@@ -126,21 +126,6 @@ fn grown_series(baseline: &Sample, cycles: &[CycleResult]) -> Option<(Series, f6
         })
 }
 
-fn base(previous: Option<Verdict>) -> Verdict {
-    previous.unwrap_or_else(|| Verdict {
-        kind: VerdictKind::Inconclusive,
-        fails_gate: false,
-        summary: String::new(),
-        action: String::new(),
-        findings: Vec::new(),
-        fits: Vec::new(),
-        figure: Figure {
-            metric: Series::HEAP_USED,
-            bytes_per_request: 0.0,
-        },
-    })
-}
-
 fn leaked(
     previous: Option<Verdict>,
     cause: ExhaustionCause,
@@ -150,7 +135,7 @@ fn leaked(
     per_unit: f64,
     unit: &str,
 ) -> Verdict {
-    let mut verdict = base(previous);
+    let mut verdict = previous.unwrap_or_default();
     verdict.kind = VerdictKind::MemoryExhausted;
     verdict.fails_gate = true;
     verdict.figure = Figure {
@@ -175,7 +160,7 @@ fn leaked(
 
 /// The route's verdict made `inconclusive` with these words.
 fn undecided(previous: Option<Verdict>, summary: String, action: String) -> Verdict {
-    let mut verdict = base(previous);
+    let mut verdict = previous.unwrap_or_default();
     verdict.kind = VerdictKind::Inconclusive;
     verdict.fails_gate = false;
     verdict.summary = summary;
@@ -233,7 +218,7 @@ fn at_peak(
     limit: &str,
     unit: &str,
 ) -> Verdict {
-    let mut verdict = base(previous);
+    let mut verdict = previous.unwrap_or_default();
     verdict.findings.push(Finding::new(
         FindingKind::PeakPressure,
         format!(
@@ -349,7 +334,7 @@ mod tests {
     #[test]
     fn a_death_with_flat_readings_is_the_peak() {
         let mut route = route(&[0.1, 0.1]);
-        route.verdict = Some(base(None));
+        route.verdict = Some(Verdict::default());
         assert!(apply(&mut route, &death(&fatal(), 300), "request"));
         let verdict = route.verdict.unwrap();
         assert!(!verdict.kind.is_leak());

@@ -177,7 +177,7 @@ fn human(seconds: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Figure, Sample, SoakResult, Verdict};
+    use crate::model::{Sample, SoakResult, Verdict};
     use crate::verdict::test_cycles::cycle;
 
     /// A soak of `timers` counts at 5 s intervals with a flat heap.
@@ -202,15 +202,7 @@ mod tests {
             cycles,
             verdict: Some(Verdict {
                 kind: VerdictKind::NoRetention,
-                fails_gate: false,
-                summary: String::new(),
-                action: String::new(),
-                findings: Vec::new(),
-                fits: Vec::new(),
-                figure: Figure {
-                    metric: Series::HEAP_USED,
-                    bytes_per_request: 0.0,
-                },
+                ..Verdict::default()
             }),
             soak: Some(SoakResult {
                 elapsed_s: 60.0,

@@ -187,10 +187,10 @@ async fn measure(
         if settings.target.fresh || index + 1 == routes.len() {
             for (index, mut workload) in deferred.drain(..) {
                 let into = &mut result.routes[index];
-                // A target past half of its limit may not survive its
-                // snapshots, and a big heap makes slow, big ones: a fresh
-                // process of it is diagnosed instead.
-                if settings.target.fresh && session.launches() && past_half(into) {
+                // A target past a brake point under its limit may not
+                // survive its snapshots, and a big heap makes slow, big
+                // ones: a fresh process of it is diagnosed instead.
+                if settings.target.fresh && session.launches() && wants_fresh_diagnosis(into) {
                     diagnose_fresh(session, plan, into).await?;
                     continue;
                 }
@@ -219,14 +219,14 @@ async fn measure(
 const FRESH_DIAGNOSIS_ABOVE: u64 = 256 << 20;
 
 /// Whether the route's target is better diagnosed in a fresh process: its
-/// last settled reading is past half of a limit in force, or its heap is
+/// last settled reading is past a brake point of a limit in force, or its heap is
 /// large.
-fn past_half(route: &RouteResult) -> bool {
+fn wants_fresh_diagnosis(route: &RouteResult) -> bool {
     let Some(last) = route.cycles.last() else {
         return false;
     };
     let past = route
         .limits
-        .is_some_and(|limits| crate::cycle::headroom::past_half(&limits, &last.after_gc));
+        .is_some_and(|limits| crate::cycle::headroom::past_brake_point(&limits, &last.after_gc));
     past || last.after_gc.heap_used > FRESH_DIAGNOSIS_ABOVE
 }
