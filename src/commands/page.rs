@@ -8,7 +8,6 @@ use anyhow::Context;
 
 use super::frame::{Frame, RunEnd};
 use crate::cycle::{LoopPlan, run_route};
-use crate::diagnosis::snapshots::INTERVALS;
 use crate::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
 use crate::inspector::Inspector;
 use crate::model::{
@@ -260,9 +259,10 @@ async fn name_listeners(page: &Inspector, before: &Census, into: &mut RouteResul
 const LISTENERS_PER_ITERATION: f64 = 0.5;
 
 /// The collection check, when the bytes did not call a leak and every
-/// cycle did its work: a collection growing each cycle turns the verdict
-/// into `collection-growth`. A check that fails is a finding; the byte
-/// verdict stands.
+/// cycle did its work: a collection still growing past any reasonable cap
+/// turns the verdict into `collection-growth`; one still growing below it
+/// when the check's work ran out makes a clean verdict inconclusive. A
+/// check that fails is a finding; the byte verdict stands.
 async fn check_collections(
     probe: &mut PageProbe,
     workload: &mut PageActions,
@@ -277,12 +277,21 @@ async fn check_collections(
     }
     let say = |message: &str| progress.say(&format!("{}: {message}", into.route));
     let first = into.cycles.len() as u32 + 1;
-    match crate::diagnosis::snapshots::check_collections(probe, workload, first, &say).await {
-        Ok(found) => {
+    let most_units = crate::diagnosis::follow_up_units(into);
+    let checked =
+        crate::diagnosis::snapshots::check_collections(probe, workload, first, most_units, &say)
+            .await;
+    match checked {
+        Ok(check) => {
             if let Some(verdict) = into.verdict.as_mut() {
-                crate::verdict::collections::apply(verdict, &found, Unit::Iteration, INTERVALS);
+                crate::verdict::collections::apply(
+                    verdict,
+                    &check.collections,
+                    Unit::Iteration,
+                    check.intervals,
+                );
             }
-            into.collections = found;
+            into.collections = check.collections;
         }
         Err(error) => {
             if let Some(verdict) = into.verdict.as_mut() {

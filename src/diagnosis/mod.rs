@@ -22,4 +22,4 @@ pub mod snapshots;
 
 pub use fresh::diagnose_fresh;
 pub use native::recorded::diagnose_natively;
-pub use route::{DiagnosisProps, diagnose_route, wants_diagnosis};
+pub use route::{DiagnosisProps, diagnose_route, follow_up_units, wants_diagnosis};

@@ -44,8 +44,10 @@ pub async fn diagnose_route(
         most_units: cycle_units(into),
         brake: None,
     };
+    let next_cycle = extra.number + 1;
+    let driven = &mut *workload;
     let work = Box::pin(async move {
-        let done = workload.drive(extra, &Silent).await?;
+        let done = driven.drive(extra, &Silent).await?;
         Ok(done.units)
     });
     let say = |message: &str| {
@@ -61,7 +63,9 @@ pub async fn diagnose_route(
         isolate: crate::verdict::isolates::to_diagnose(into).map(|i| i.id.clone()),
     };
     match crate::diagnosis::snapshots::diagnose(probe, plan, &say).await {
-        Ok(mut diagnosis) => {
+        Ok(diagnosed) => {
+            let mut diagnosis =
+                follow_collections(probe, workload, diagnosed, next_cycle, into, &say).await;
             let off_heap = into
                 .verdict
                 .as_ref()
@@ -99,6 +103,66 @@ pub async fn diagnose_route(
                 ));
             }
         }
+    }
+}
+
+/// The diagnosis' collections followed until decided (`collections.rs`'
+/// rule), within `FOLLOW_UP_GROWTH` of new bytes at the route's measured
+/// rate: a target already judged leaking is not run out of memory to
+/// count a list. A follow-up that fails leaves them as they were, noted.
+async fn follow_collections(
+    probe: &mut dyn Probe,
+    workload: &mut dyn Workload,
+    diagnosed: crate::diagnosis::snapshots::Diagnosed,
+    next_cycle: u32,
+    route: &RouteResult,
+    say: &dyn Fn(&str),
+) -> Diagnosis {
+    let mut diagnosis = diagnosed.diagnosis;
+    if diagnosis.collections.is_empty() {
+        return diagnosis;
+    }
+    let follow_up = crate::diagnosis::snapshots::FollowUp {
+        candidates: diagnosis.collections.clone(),
+        settled: diagnosed.settled,
+        next_cycle,
+        most_units: follow_up_units(route),
+    };
+    let inspector = diagnosed.inspector;
+    match crate::diagnosis::snapshots::follow(&inspector, probe, workload, follow_up, say).await {
+        Ok(check) => diagnosis.collections = check.collections,
+        Err(error) => diagnosis.missing.push(format!(
+            "the grown collections were not followed to a cap or past one ({:#})",
+            anyhow::Error::new(error)
+        )),
+    }
+    diagnosis
+}
+
+/// New bytes the collection follow-up may add at the route's rate.
+const FOLLOW_UP_GROWTH: f64 = 3.0 * DIAGNOSIS_GROWTH;
+/// Follow-up units when the route measured no bytes per unit: four times
+/// the work measured. A collection gaining one entry per unit since the
+/// start passes four times its first count after three, and the fourth
+/// leaves room for the interval that sees a cap stop it.
+const FOLLOW_UP_TIMES_MEASURED: u64 = 4;
+/// And never fewer than this, so a short run can still pass 2 000
+/// entries (with `AIM_PAST` and a confirming interval).
+const MIN_FOLLOW_UP_UNITS: u64 = 3_000;
+
+/// The most units the follow-up of a route's collections may spend.
+pub fn follow_up_units(route: &RouteResult) -> u64 {
+    let measured: u64 = route.cycles.iter().map(|c| c.units).sum();
+    let by_work = (FOLLOW_UP_TIMES_MEASURED * measured).max(MIN_FOLLOW_UP_UNITS);
+    let per_unit = route
+        .verdict
+        .as_ref()
+        .map(|v| &v.figure)
+        .filter(|f| f.unit() == crate::model::Quantity::Bytes && f.bytes_per_request > 0.0)
+        .map(|f| f.bytes_per_request);
+    match per_unit {
+        Some(bytes) => by_work.min((FOLLOW_UP_GROWTH / bytes).ceil() as u64),
+        None => by_work,
     }
 }
 

@@ -307,6 +307,36 @@ pub struct Collection {
     pub node_id: u32,
     /// The retainer path it was named by.
     pub path: String,
+    /// What following it decided: still growing past any reasonable cap
+    /// (a leak), stopped at a cap, or neither when the check ran out.
+    #[serde(default)]
+    pub state: CollectionState,
+}
+
+/// Where a collection that grew ended up when the check followed it
+/// (`diagnosis/snapshots/collections.rs` states the rule).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollectionState {
+    /// Kept growing past the bound no reasonable cap explains: a leak.
+    #[default]
+    Growing,
+    /// Stopped growing (or slowed to under half its rate): a bounded
+    /// history or LRU, its cap at `entries_after`.
+    Capped,
+    /// Still growing at its rate, below the bound, when the check's work
+    /// ran out: more iterations would decide it.
+    Undecided,
+}
+
+impl CollectionState {
+    pub fn name(self) -> &'static str {
+        match self {
+            CollectionState::Growing => "growing",
+            CollectionState::Capped => "capped",
+            CollectionState::Undecided => "undecided",
+        }
+    }
 }
 
 /// Event listeners of one type on one target that grew with the work

@@ -22,8 +22,8 @@ mod verdict;
 use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{
-    AllocationSite, ClassDiff, Collection, Diagnosis, Holder, HolderKind, ListenerGrowth, Owner,
-    PathStep, SourceLocation,
+    AllocationSite, ClassDiff, Collection, CollectionState, Diagnosis, Holder, HolderKind,
+    ListenerGrowth, Owner, PathStep, SourceLocation,
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use load_report::{LatencySummary, LoadReport, StatusCounts, is_zero};

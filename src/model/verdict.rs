@@ -130,6 +130,9 @@ pub enum FindingKind {
     /// The load's peak passed `--max-peak`: the route fails the run,
     /// whatever its row.
     OverMaxPeak,
+    /// A collection grew, then stopped at a cap when the collection check
+    /// followed it: a bounded history or LRU, not a leak.
+    CappedCollection,
 }
 
 impl FindingKind {
@@ -158,6 +161,7 @@ impl FindingKind {
             FindingKind::PeakPressure => "peak-pressure",
             FindingKind::Headroom => "headroom",
             FindingKind::OverMaxPeak => "over-max-peak",
+            FindingKind::CappedCollection => "capped-collection",
         }
     }
 }

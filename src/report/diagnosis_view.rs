@@ -3,7 +3,7 @@
 //! format (terminal, HTML, Markdown) renders this view in its own markup,
 //! so the three never disagree on what is listed.
 
-use crate::model::{AllocationSite, Diagnosis, Holder, HolderKind, Owner};
+use crate::model::{AllocationSite, CollectionState, Diagnosis, Holder, HolderKind, Owner};
 use crate::units::{MB, kb};
 
 /// Holders shown: one variable often holds several grown classes, and
@@ -229,17 +229,28 @@ pub fn growth_lines(route: &crate::model::RouteResult, unit: &str) -> Vec<String
     let mut lines: Vec<String> = collections
         .iter()
         .map(|c| {
-            format!(
-                "collection `{}`: {} +{:.2} per {unit} ({} → {} entries){}",
-                c.name,
-                c.kind,
-                c.per_unit,
-                c.entries_before,
-                c.entries_after,
-                c.script
-                    .as_deref()
-                    .map_or(String::new(), |s| format!(", in {s}"))
-            )
+            let place = c
+                .script
+                .as_deref()
+                .map_or(String::new(), |s| format!(", in {s}"));
+            match c.state {
+                CollectionState::Capped => format!(
+                    "collection `{}`: {} stopped at {} entries, a cap ({} at first){place}",
+                    c.name, c.kind, c.entries_after, c.entries_before
+                ),
+                state => format!(
+                    "collection `{}`: {} +{:.2} per {unit} ({} → {} entries){}{place}",
+                    c.name,
+                    c.kind,
+                    c.per_unit,
+                    c.entries_before,
+                    c.entries_after,
+                    match state {
+                        CollectionState::Undecided => ", still growing below its bound",
+                        _ => "",
+                    },
+                ),
+            }
         })
         .collect();
     lines.extend(route.listeners.iter().map(|l| {

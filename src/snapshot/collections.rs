@@ -155,6 +155,7 @@ pub fn grown(
                 script: holder.script,
                 node_id: graph.id(node),
                 path: holder.path_text,
+                state: crate::model::CollectionState::Growing,
             }
         })
         .collect()

@@ -3,7 +3,7 @@
 //! retainer path"); after it, leakcheck has done that, so the action is
 //! about the variable it found, in the words of the slot's kind.
 
-use crate::model::{Diagnosis, Holder, HolderKind, Owner};
+use crate::model::{CollectionState, Diagnosis, Holder, HolderKind, Owner};
 
 /// " in pages/index.js": where the holder is declared, its original
 /// source first; empty when unknown.
@@ -121,7 +121,7 @@ fn grown_collection(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
     let grown = diagnosis
         .collections
         .iter()
-        .filter(|c| c.per_unit >= ONE_PER_UNIT)
+        .filter(|c| c.per_unit >= ONE_PER_UNIT && c.state != CollectionState::Capped)
         .max_by(|a, b| a.per_unit.total_cmp(&b.per_unit))?;
     let place = grown
         .script

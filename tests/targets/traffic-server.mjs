@@ -6,6 +6,9 @@
 //   /profile     200 with the session of the sid cookie, 401 without one
 //   /listen      adds a listener to a long-lived emitter, removed on 'finish':
 //                it stays when the client hangs up before the answer
+//   /item-logged?id=X  /item, and the key appended to `recentKeys`, a log trimmed to
+//                its last 20 000 entries: a cap the diagnosis must follow to and
+//                not call a leak
 //   /orders      GET answers how many orders there are (keeps nothing); POST keeps
 //                every posted order in `postedOrders`: only a POST driver shows it
 import { createServer } from 'node:http';
@@ -14,6 +17,8 @@ import { EventEmitter } from 'node:events';
 const port = Number(process.argv[2]);
 
 const cache = new Map();
+const recentKeys = [];
+const RECENT_KEYS_CAP = 20_000;
 const postedOrders = [];
 const sessions = new Map();
 let nextSession = 0;
@@ -43,6 +48,11 @@ const routes = {
     const key = url.search;
     if (!cache.has(key)) cache.set(key, { key, at: Date.now(), data: 'i'.repeat(1024) });
     send(res, 200, { ok: true });
+  },
+  '/item-logged': (req, res, url) => {
+    recentKeys.push({ key: url.search, at: Date.now() });
+    if (recentKeys.length > RECENT_KEYS_CAP) recentKeys.shift();
+    routes['/item'](req, res, url);
   },
   '/login': (req, res) => {
     let raw = '';

@@ -12,12 +12,12 @@
 //! its rss for the rest of its life, so `run` diagnoses only after a
 //! route's measured series is complete.
 
-mod collections;
+pub mod collections;
 mod inlining;
 mod profile;
 mod source_line;
 
-pub use collections::{INTERVALS, check_collections};
+pub use collections::{CollectionCheck, FollowUp, check_collections, follow};
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -99,12 +99,22 @@ pub struct DiagnosePlan<'a> {
     pub isolate: Option<String>,
 }
 
+/// A diagnosis, and where a follow-up of its grown collections starts
+/// (their counts at snapshot 2 are their `entries_after`).
+pub struct Diagnosed {
+    pub diagnosis: Diagnosis,
+    /// The isolate's inspector the snapshots were taken through.
+    pub inspector: Inspector,
+    /// The reading taken after the extra cycle, before snapshot 2.
+    pub settled: crate::model::Sample,
+}
+
 /// Runs the diagnosis for one route; `say` reports progress to the user.
 pub async fn diagnose(
     probe: &mut dyn Probe,
     plan: DiagnosePlan<'_>,
     say: &dyn Fn(&str),
-) -> Result<Diagnosis, DiagnoseError> {
+) -> Result<Diagnosed, DiagnoseError> {
     // A handle of its own, so the probe stays free to take readings.
     let inspector = match &plan.isolate {
         Some(id) => probe.isolate_inspector(id),
@@ -209,7 +219,11 @@ pub async fn diagnose(
         missing,
     };
     crate::diagnosis::attribute::attribute(inspector, &mut diagnosis).await;
-    Ok(diagnosis)
+    Ok(Diagnosed {
+        diagnosis,
+        inspector: inspector.clone(),
+        settled: after,
+    })
 }
 
 /// Reads the sampling heap profile. `LEAKCHECK_TEST_FAIL=sampling-profile`
