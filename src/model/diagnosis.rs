@@ -286,6 +286,14 @@ pub struct Holder {
     pub path: Vec<PathStep>,
     /// The path on one line, DevTools style.
     pub path_text: String,
+    /// What the holder points at, when another class holds the grown
+    /// one: a list of dialogs keeps `Detached <div class="dialog">`
+    /// nodes, whose `<p>`s are `class`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_class: Option<String>,
+    /// The new subtrees it holds (one per dialog kept).
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub roots: u64,
 }
 
 /// A collection whose entry count grew with the work

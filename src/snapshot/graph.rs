@@ -341,6 +341,25 @@ impl HeapGraph {
         found
     }
 
+    /// Essential edges into any node `wanted` marks, as (to, from, edge),
+    /// by one scan of every edge: `edges_into` for a set of nodes (the new
+    /// objects only the roots dominate, `holder.rs`).
+    pub fn edges_into_any(&self, wanted: &[bool]) -> Vec<(NodeId, NodeId, EdgeId)> {
+        let mut found = Vec::new();
+        for (e, to) in self.edge_to.iter().enumerate() {
+            if !wanted[to.index()] {
+                continue;
+            }
+            let edge = EdgeId(e as u32);
+            let from =
+                NodeId((self.first_edge.partition_point(|start| *start <= edge.0) - 1) as u32);
+            if self.is_essential(from, self.edge_type(edge)) {
+                found.push((*to, from, edge));
+            }
+        }
+        found
+    }
+
     /// `is_essential` for every raw edge type, looked up once for the
     /// loops over all edges (the DFS, the reverse index, the paths): a
     /// table read instead of the type's decoding per edge.

@@ -29,6 +29,16 @@ struct Tally {
     /// The child with the most new bytes, and its bytes (ties: the larger
     /// node id).
     largest_child: Option<(u64, NodeId)>,
+    /// Children: the new subtrees it holds.
+    tops: u64,
+}
+
+/// New objects of a class in the subtrees of one top that only a
+/// synthetic root dominates, and that root.
+struct Unowned {
+    objects: u64,
+    bytes: u64,
+    root: NodeId,
 }
 
 /// A holder found by its tally, before its path is read: the object (or
@@ -39,6 +49,10 @@ pub struct Found {
     slot: Option<EdgeId>,
     objects: u64,
     new_bytes: u64,
+    /// The class of the top it keeps the most of, when that is another
+    /// (the `<div>` that holds the grown `<p>`s), and how many tops.
+    root_class: Option<String>,
+    roots: u64,
 }
 
 /// What the holders' tallies of every class looked at share, by node:
@@ -97,17 +111,28 @@ pub fn tally_holders(
     // The child's holder is its immediate dominator.
     let mut children = Vec::new();
     let mut by_holder: HashMap<NodeId, Tally> = HashMap::default();
+    let mut unowned: HashMap<NodeId, Unowned> = HashMap::default();
     for n in graph.nodes() {
         if !new.is_new[n.index()] || classes.of[n.index()] != class_id as u32 {
             continue;
         }
         let (at, child) = first_old_dominator(graph, dominators, new, n, scratch);
-        let child_bytes = &mut scratch.child_bytes;
         if at == NodeId::ROOT {
             // Nothing but the roots keeps it (an internalized string in
             // the string table): no holder to name.
             continue;
         }
+        if graph.node_type(at) == NodeType::Synthetic {
+            let top = unowned.entry(child).or_insert(Unowned {
+                objects: 0,
+                bytes: 0,
+                root: at,
+            });
+            top.objects += 1;
+            top.bytes += graph.self_size(n);
+            continue;
+        }
+        let child_bytes = &mut scratch.child_bytes;
         let tally = by_holder.entry(at).or_default();
         tally.objects += 1;
         tally.new_bytes += graph.self_size(n);
@@ -122,12 +147,15 @@ pub fn tally_holders(
         let Some(tally) = by_holder.get_mut(&dominators.idom(child)) else {
             continue;
         };
-        if tally
-            .largest_child
-            .is_none_or(|(b, c)| (bytes, child.0) > (b, c.0))
-        {
-            tally.largest_child = Some((bytes, child));
-        }
+        tally.count_child(child, bytes);
+    }
+    let owners = old_owners(graph, dominators, new, unowned.keys().copied());
+    for (top, kept) in unowned {
+        let holder = owners.get(&top).copied().unwrap_or(kept.root);
+        let tally = by_holder.entry(holder).or_default();
+        tally.objects += kept.objects;
+        tally.new_bytes += kept.bytes;
+        tally.count_child(top, kept.bytes);
     }
     let mut holders: Vec<(NodeId, Tally)> = by_holder.into_iter().collect();
     holders.sort_by(|x, y| y.1.new_bytes.cmp(&x.1.new_bytes).then(x.0.cmp(&y.0)));
@@ -140,20 +168,85 @@ pub fn tally_holders(
             slot: replaced_slot(graph, node, &tally),
             objects: tally.objects,
             new_bytes: tally.new_bytes,
+            root_class: tally
+                .largest_child
+                .map(|(_, top)| classes.names[classes.of[top.index()] as usize].clone())
+                .filter(|root| root != class),
+            roots: tally.tops,
         })
         .collect()
 }
 
+impl Tally {
+    fn count_child(&mut self, child: NodeId, bytes: u64) {
+        self.tops += 1;
+        if self
+            .largest_child
+            .is_none_or(|(b, c)| (bytes, child.0) > (b, c.0))
+        {
+            self.largest_child = Some((bytes, child));
+        }
+    }
+}
+
+/// The old objects that point straight at new subtrees which only a
+/// synthetic root dominates. A view kept in a list and also reached by a
+/// listener the page registered (through Blink's native objects) has two
+/// retainers that meet only at the roots; the dominator tree then names
+/// `(GC roots)`, and the list, what the code calls, is the old JS object
+/// among the top's retainers. An internal store (an array's elements, a
+/// Map's table, new when it grew) stands for the object that owns it.
+fn old_owners(
+    graph: &HeapGraph,
+    dominators: &Dominators,
+    new: &NewNodes,
+    tops: impl Iterator<Item = NodeId>,
+) -> HashMap<NodeId, NodeId> {
+    let mut wanted = vec![false; graph.node_count()];
+    let mut any = false;
+    for top in tops {
+        wanted[top.index()] = true;
+        any = true;
+    }
+    let mut owners = HashMap::default();
+    if !any {
+        return owners;
+    }
+    let is_old = |n: NodeId| !new.is_new[n.index()];
+    for (top, from, edge) in graph.edges_into_any(&wanted) {
+        if owners.contains_key(&top)
+            || !matches!(
+                graph.edge_type(edge),
+                EdgeType::Element | EdgeType::Property | EdgeType::Context | EdgeType::Internal
+            )
+        {
+            continue;
+        }
+        let owner = match graph.node_type(from) {
+            NodeType::Object | NodeType::Closure => from,
+            NodeType::Array | NodeType::Hidden => dominators.idom(from),
+            _ => continue,
+        };
+        if is_old(owner) && matches!(graph.node_type(owner), NodeType::Object | NodeType::Closure) {
+            owners.insert(top, owner);
+        }
+    }
+    owners
+}
+
 /// A holder found, named: its retainer path and the variable it reads as.
 pub fn describe_holder(b: &Analysis, found: &Found) -> Holder {
-    super::naming::describe(
+    let mut holder = super::naming::describe(
         b,
         &found.class,
         found.node,
         found.slot,
         found.objects,
         found.new_bytes,
-    )
+    );
+    holder.root_class = found.root_class.clone();
+    holder.roots = found.roots;
+    holder
 }
 
 /// Climbs the dominator tree from a new object to the first object that

@@ -106,14 +106,17 @@ pub fn apply(route: &mut RouteResult, noise: Noise, unit: &str) {
                 "{}: the soak cannot tell that from the floor yet",
                 describe(fit)
             );
-            verdict.action = match fit.decided_by_s {
+            verdict.action = match advised_duration(&route.cycles, fit) {
                 Some(seconds) => format!(
-                    "Soak about {} (-d {}s) at the same pace: the interval then no longer \
-                     straddles the floor.",
-                    human(seconds),
-                    (seconds + 10.0).ceil()
+                    "Soak about {} (-d {seconds}s) at the same pace: the interval then no \
+                     longer straddles the floor.",
+                    human(f64::from(seconds)),
                 ),
-                None => "Soak longer (-d): more settled readings narrow the interval.".into(),
+                None => {
+                    "Soak several times longer (-d): the readings so far are too few or too noisy \
+                         to say how long would decide."
+                        .into()
+                }
             };
             verdict.figure.metric = Series::HEAP_USED;
         }
@@ -161,6 +164,24 @@ pub fn describe(fit: &TimeFit) -> String {
         fit.readings,
         value(fit.floor_per_hour)
     )
+}
+
+/// The `-d` that gives an undecided fit the span of readings it needs
+/// (`decided_by_s`): the readings that span takes at today's pace, one
+/// interval more for the first (warm-up, not fitted), each interval as
+/// long as today's load was, rounded up to 5 s.
+fn advised_duration(cycles: &[CycleResult], fit: &TimeFit) -> Option<u32> {
+    let wanted_span = fit.decided_by_s?;
+    if fit.readings < 2 || fit.span_s <= 0.0 {
+        return None;
+    }
+    let seconds_per_reading = fit.span_s / f64::from(fit.readings - 1);
+    let readings = (wanted_span / seconds_per_reading).ceil() + 1.0;
+    let mut loads: Vec<f64> = cycles.iter().map(|c| c.duration_s).collect();
+    loads.sort_by(f64::total_cmp);
+    let every = *loads.get(loads.len() / 2)?;
+    let seconds = (readings + 1.0) * every;
+    Some(((seconds / 5.0).ceil() * 5.0) as u32)
 }
 
 /// "4 min", "1.5 h".
@@ -234,6 +255,37 @@ mod tests {
         let fits = &route.soak.as_ref().unwrap().time_fits;
         let heap = fits.iter().find(|f| f.series == Series::HEAP_USED).unwrap();
         assert_eq!(heap.decision, TimeDecision::Flat);
+    }
+
+    #[test]
+    fn the_advised_length_counts_the_readings_it_needs_and_the_skipped_first() {
+        let mut route = soak_of(&[12.0; 12]);
+        for c in &mut route.cycles {
+            c.duration_s = 5.0;
+        }
+        let fit = |readings: u32, span_s: f64, decided_by_s: f64| TimeFit {
+            series: Series::HEAP_USED,
+            per_hour: 0.0,
+            lower_per_hour: 0.0,
+            upper_per_hour: 0.0,
+            floor_per_hour: 0.0,
+            readings,
+            span_s,
+            decision: TimeDecision::Undecided,
+            decided_by_s: Some(decided_by_s),
+        };
+        // 120 s of readings 5 s apart: 25 readings, one interval before.
+        assert_eq!(
+            advised_duration(&route.cycles, &fit(11, 50.0, 120.0)),
+            Some(130)
+        );
+        let every_30 = |c: &mut CycleResult| c.duration_s = 30.0;
+        route.cycles.iter_mut().for_each(every_30);
+        // 200 s of readings 30 s apart: 8 readings, one interval before.
+        assert_eq!(
+            advised_duration(&route.cycles, &fit(4, 90.0, 200.0)),
+            Some(270)
+        );
     }
 
     #[test]

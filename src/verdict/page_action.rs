@@ -5,9 +5,10 @@
 //! names neither. From the diagnosis' holder of detached DOM nodes and the
 //! listener census:
 //!
-//! - "`closedDialogs` keeps removed `<p>` nodes (Detached <p> +20 per
-//!   iteration): drop them when they leave the page (remove them from the
-//!   array, or keep only the open one)";
+//! - "`closedDialogs` keeps removed `<div class="dialog">` nodes (1 per
+//!   iteration), each with its `<p>`s: drop the reference when they leave
+//!   the page (remove them from `closedDialogs`, or keep only the one on
+//!   screen)";
 //! - "a `resize` listener on Window is added each iteration and never
 //!   removed (added at leaky.html:14): remove it when the view closes, or
 //!   pass an AbortSignal and abort it".
@@ -40,15 +41,30 @@ fn detached_holder(diagnosis: &Diagnosis) -> Option<&Holder> {
 }
 
 fn detached_sentence(holder: &Holder, diagnosis: &Diagnosis, unit: &str) -> String {
-    let element = holder.class.trim_start_matches("Detached ");
+    let element = |class: &str| class.trim_start_matches("Detached ").to_string();
     let place = super::action::place_of(holder);
-    let per_unit = match diagnosis.requests {
+    let per_unit = |count: u64| match diagnosis.requests {
         0 => String::new(),
-        n => format!(" ({:.0} per {unit})", holder.objects as f64 / n as f64),
+        n => format!(" ({:.0} per {unit})", count as f64 / n as f64),
+    };
+    // The element the list keeps (the dialog), not its most numerous
+    // descendant (the dialog's rows), when the snapshot tells them apart.
+    let kept = match holder.root_class.as_deref() {
+        Some(root) if root.starts_with("Detached ") && holder.roots > 0 => format!(
+            "`{}` nodes{}, each with its `{}`s",
+            element(root),
+            per_unit(holder.roots),
+            element(&holder.class)
+        ),
+        _ => format!(
+            "`{}` nodes{}",
+            element(&holder.class),
+            per_unit(holder.objects)
+        ),
     };
     format!(
-        "`{}`{place} keeps removed `{element}` nodes{per_unit}: drop the reference when they \
-         leave the page (remove them from `{}`, or keep only the one on screen)",
+        "`{}`{place} keeps removed {kept}: drop the reference when they leave the page (remove \
+         them from `{}`, or keep only the one on screen)",
         holder.name,
         holder.name.rsplit('.').next().unwrap_or(&holder.name)
     )
@@ -97,6 +113,35 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("AbortSignal"), "{text}");
+    }
+
+    #[test]
+    fn a_list_of_dialogs_is_named_by_the_dialog_not_its_rows() {
+        let holder = Holder {
+            class: "Detached <p>".into(),
+            name: "this.mounted".into(),
+            objects: 500,
+            root_class: Some("Detached <div class=\"dialog\">".into()),
+            roots: 25,
+            ..Holder::default()
+        };
+        let route = RouteResult {
+            diagnosis: Some(Diagnosis {
+                requests: 25,
+                holders: vec![holder],
+                ..Diagnosis::default()
+            }),
+            ..RouteResult::default()
+        };
+        let text = for_page(&route, "iteration").unwrap();
+        assert!(
+            text.starts_with(
+                "`this.mounted` keeps removed `<div class=\"dialog\">` nodes (1 per iteration), \
+                 each with its `<p>`s"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("remove them from `mounted`"), "{text}");
     }
 
     #[test]

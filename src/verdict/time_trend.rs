@@ -92,21 +92,40 @@ fn theil_sen(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
     Some((median, slopes[low.min(count - 1)], slopes[high]))
 }
 
+/// How sure the advice wants a soak of the length it names to decide:
+/// today's slope is taken one standard error (half the 95 % half-width)
+/// to the side of the floor it must clear...
+const SLOPE_MARGIN: f64 = 0.5;
+/// ...and the longer soak's interval must clear the floor by this many of
+/// its own half-widths: 1 + z(0.90) / z(0.975) = 1 + 1.28 / 1.96, so that
+/// its lower end stays above the floor in nine soaks of ten.
+const FUTURE_MARGIN: f64 = 1.65;
+/// Steps of the soak's length tried, as multiples of today's span.
+const LENGTH_STEP: f64 = 0.25;
+
 /// About how long a soak at the same pace would decide an undecided fit,
-/// in seconds: the floor shrinks as 1/span and the interval as about
-/// span^-1.5 (more readings, farther apart), so the length is where the
-/// interval no longer straddles the floor at today's slope.
+/// in seconds of readings: the floor shrinks as 1/span and the interval
+/// as about span^-1.5 (more readings, farther apart). The point estimate
+/// of that length decides only about one soak in two (the slope and the
+/// width found then are as noisy as today's), so the length is where a
+/// slope half a standard error nearer the floor still clears it by
+/// `FUTURE_MARGIN` of the longer soak's half-width: nine soaks in ten.
 fn decided_by(slope: f64, lower: f64, upper: f64, floor: f64, span_s: f64) -> Option<f64> {
     if lower > floor || upper < floor {
         return None;
     }
     let half_width = (upper - lower) / 2.0;
-    (1..=64)
-        .map(|k| f64::from(k) * 1.5)
+    // Either way may decide: a slope under today's floor still grows past
+    // a longer soak's smaller floor, and one above it may prove flat.
+    // Each way with today's slope half a standard error nearer its floor.
+    let grows_slope = slope - SLOPE_MARGIN * half_width;
+    let flat_slope = slope + SLOPE_MARGIN * half_width;
+    (1..=256)
+        .map(|step| 1.0 + f64::from(step) * LENGTH_STEP)
         .find(|&k| {
-            let width = half_width / k.powf(1.5);
+            let width = FUTURE_MARGIN * half_width / k.powf(1.5);
             let floor = floor / k;
-            slope - width > floor || slope + width < floor
+            grows_slope - width > floor || flat_slope + width < floor
         })
         .map(|k| k * span_s)
 }
@@ -157,12 +176,22 @@ mod tests {
     }
 
     #[test]
-    fn a_short_noisy_soak_is_undecided_and_says_how_long_would_decide() {
-        let short = points(&[4.2, 4.3, 4.25, 4.4, 4.3]);
-        let fit = fit_over_time(&Series::HEAP_USED, &short, 0.1 * MB).unwrap();
+    fn an_undecided_soak_names_a_length_only_when_it_would_decide_nine_times_in_ten() {
+        // About 30 MB/h over 50 s of readings: the floor is 21.6 MB/h.
+        let rising = points(&[
+            4.20, 4.29, 4.22, 4.33, 4.27, 4.40, 4.33, 4.47, 4.38, 4.56, 4.52,
+        ]);
+        let fit = fit_over_time(&Series::HEAP_USED, &rising, 0.1 * MB).unwrap();
         assert_eq!(fit.decision, TimeDecision::Undecided, "{fit:?}");
-        let longer = fit.decided_by_s.unwrap();
+        let longer = fit.decided_by_s.expect("a length");
+        // The point estimate alone would stop where the slope first clears
+        // the floor; the margins ask for more.
         assert!(longer > fit.span_s, "{fit:?}");
+        // Noise as large as the rise: no length can be promised.
+        let noisy = points(&[4.2, 4.3, 4.25, 4.4, 4.3]);
+        let fit = fit_over_time(&Series::HEAP_USED, &noisy, 0.1 * MB).unwrap();
+        assert_eq!(fit.decision, TimeDecision::Undecided, "{fit:?}");
+        assert_eq!(fit.decided_by_s, None, "{fit:?}");
     }
 
     #[test]

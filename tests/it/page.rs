@@ -95,6 +95,43 @@ fn closed_dialogs_kept_and_window_listeners_piling_up_are_found_and_held() {
 }
 
 #[test]
+fn a_routers_views_kept_by_a_list_and_by_listeners_are_named_by_the_list_and_the_view() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run("router.html", &["click #about", "click #home"], &[]);
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    let result = finished.result();
+    let route = &result.routes[0];
+    let verdict = verdict_of(route);
+    assert!(
+        !verdict.has_finding(FindingKind::LeftStartUrl),
+        "{verdict:#?}"
+    );
+    let diagnosis = route.diagnosis.as_ref().expect("a diagnosis");
+    // Each view is reached from the list and from its listener's closure:
+    // the dominator tree alone names the GC roots.
+    let held = diagnosis
+        .holders
+        .iter()
+        .find(|h| h.class.starts_with("Detached "))
+        .unwrap_or_else(|| panic!("{:#?}", diagnosis.holders));
+    assert_eq!(held.name, "this.mounted", "{:#?}", diagnosis.holders);
+    assert_eq!(
+        held.root_class.as_deref(),
+        Some("Detached <div class=\"dialog\">"),
+        "{held:#?}"
+    );
+    assert!(
+        verdict.action.starts_with(
+            "`this.mounted` keeps removed `<div class=\"dialog\">` nodes (2 per iteration)"
+        ),
+        "{}",
+        verdict.action
+    );
+}
+
+#[test]
 fn the_fixed_twin_keeps_nothing() {
     if !chromium_installed() {
         return;

@@ -18,6 +18,7 @@ fn sampler(port: u16, mode: &str, per_tick: u32) -> Vec<String> {
 fn soak(command: &[String], port: u16) -> Finished {
     RunArgs::new(port)
         .soak()
+        .progress()
         .routes(&["/work"])
         .args(&["-d", "60s", "--every", "5s", "-R", "500", "--no-diagnose"])
         .run(command)
@@ -51,6 +52,18 @@ fn a_soak_decides_an_interval_fed_array_on_its_trend_and_projects_it() {
     assert_eq!(soak.growth_bytes_per_hour, heap.per_hour);
     assert!(soak.hours_to_limit.is_some(), "{}", soak.projection);
     assert!(soak.projection.contains("with time"), "{}", soak.projection);
+    // The live line of the last reading carries that reading's verdict,
+    // not the one before it (the trend's figure moves with each reading).
+    let live = finished
+        .stderr
+        .lines()
+        .rfind(|line| line.contains("soak ") && line.contains(" s of "))
+        .unwrap_or_else(|| panic!("no live line: {}", finished.stderr));
+    assert!(
+        live.ends_with(&soak.projection),
+        "{live}\n{}",
+        soak.projection
+    );
     assert!(port_is_free(port));
 }
 

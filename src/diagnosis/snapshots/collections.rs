@@ -21,8 +21,9 @@
 //! A collection must grow in at least two intervals to be called either
 //! way, so one that filled once (an index built lazily) never is. The
 //! follow-ups carry the slowest collection still undecided past its bound
-//! (`AIM_PAST`) in two halves, within the work the caller allows; what is
-//! still growing below its bound when that runs out is `undecided`.
+//! (`AIM_PAST`), the first time half the way, within the work the caller
+//! allows; what is still growing below its bound when that runs out is
+//! `undecided`.
 //!
 //! A page's snapshot is a few MB and parses in tens of milliseconds; the
 //! check costs its cycles.
@@ -123,12 +124,18 @@ pub async fn follow(
     }
     let mut intervals = 1;
     for _ in 0..MOST_FOLLOW_UPS {
-        // Half the way at a time: a cap reached late in one long interval
-        // reads as growth at a lower but steady rate; the next half shows
-        // it stopped.
-        let Some(wanted) = units_to_decide(&candidates).map(|u| u.div_ceil(2).min(left)) else {
+        let Some(needed) = units_to_decide(&candidates) else {
             break;
         };
+        // The first follow-up goes half the way: a cap reached late in one
+        // long interval reads as growth at a lower but steady rate, and the
+        // second half shows it stopped. The later ones go the whole way
+        // (halving each would never arrive).
+        let wanted = match intervals {
+            1 => needed.div_ceil(2),
+            _ => needed,
+        }
+        .min(left);
         if wanted == 0 {
             break;
         }
