@@ -153,6 +153,7 @@ fn variable(
             }
             EdgeType::Property | EdgeType::Shortcut => {
                 let from_global = is_global_object(b, step.from);
+                let name = cached_accessor(&name).unwrap_or(name);
                 if name != "__proto__" && name != "map" {
                     parts.push(name);
                 }
@@ -210,6 +211,17 @@ fn variable(
         text = format!("{} @{}", holder_class, graph.id(holder));
     }
     (text, kind)
+}
+
+/// What the code calls a property Blink caches under a symbol:
+/// `<symbol Window#DocumentCachedAccessor>` is `document`.
+fn cached_accessor(edge_name: &str) -> Option<String> {
+    let inner = edge_name.strip_prefix("<symbol ")?.strip_suffix('>')?;
+    let (_, accessor) = inner.split_once('#')?;
+    let property = accessor.strip_suffix("CachedAccessor")?;
+    let mut chars = property.chars();
+    let first = chars.next()?;
+    Some(first.to_lowercase().chain(chars).collect())
 }
 
 /// The name of slot `slot` of a block scope `context`: the `slot`-th name
@@ -283,4 +295,19 @@ fn script_of_context(b: &Analysis, context: NodeId) -> Option<String> {
             let name = graph.name(script);
             (!name.is_empty() && !name.starts_with("system /")).then(|| name.to_string())
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cached_accessor;
+
+    #[test]
+    fn blinks_cached_accessors_read_as_the_property_the_code_uses() {
+        assert_eq!(
+            cached_accessor("<symbol Window#DocumentCachedAccessor>").as_deref(),
+            Some("document")
+        );
+        assert_eq!(cached_accessor("<symbol owner_symbol>"), None);
+        assert_eq!(cached_accessor("closedDialogs"), None);
+    }
 }
