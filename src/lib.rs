@@ -18,6 +18,7 @@ pub mod process;
 pub mod procfs;
 pub(crate) mod redact;
 pub mod report;
+pub mod routes;
 pub(crate) mod session;
 pub(crate) mod settings;
 pub mod snapshot;
@@ -73,6 +74,7 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
             Command::Soak(args) => commands::run::run(args.into_props()?).await,
             Command::Page(args) => commands::page::run(args.into_props()?).await,
+            Command::Routes(args) => commands::routes::run(args.into_props()?).await,
             Command::Load(args) => commands::load_command::run(args.into_props()?)
                 .await
                 .map(clean),

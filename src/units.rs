@@ -112,6 +112,17 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         .map_err(|_| format!("{text:?} is not a duration (e.g. 10s)"))
 }
 
+/// "45 s", "12 min", "1.5 h": a length of time as a person says it.
+pub fn human_duration(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@ mod heap;
 mod load_command;
 mod output;
 mod page;
+mod routes;
 mod run;
 mod soak;
 
@@ -17,6 +18,7 @@ pub use heap::*;
 pub use load_command::*;
 pub use output::*;
 pub use page::*;
+pub use routes::*;
 pub use run::*;
 pub use soak::*;
 
@@ -42,6 +44,9 @@ pub enum Command {
     /// Open a page in headless Chromium, repeat user actions in cycles with forced collections,
     /// and judge the growth of its heap, DOM nodes and listeners.
     Page(Box<PageArgs>),
+    /// List the routes a run would check (from an OpenAPI document, the
+    /// live app's router or a Next.js build), without checking any.
+    Routes(Box<RoutesArgs>),
     /// Send an exact or timed HTTP/1.1 load and report throughput, latency and errors.
     Load(LoadArgs),
     /// Take one memory reading of a running target, optionally after a settled full collection.

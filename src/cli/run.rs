@@ -49,9 +49,12 @@ pub struct RunArgs {
     /// Base URL the server listens on (loopback only unless --allow-remote).
     #[arg(long)]
     pub url: String,
-    /// Route to check, in order (repeatable). Default: the URL's own path.
+    /// Route to check, in order (repeatable). Default: the URL's own path,
+    /// or, when it has none, every route the app declares (--routes-from).
     #[arg(long = "route", value_name = "PATH")]
     pub routes: Vec<String>,
+    #[command(flatten)]
+    pub discovery: super::DiscoveryArgs,
     /// Load cycles per route, each followed by a forced collection; `auto`
     /// repeats small cycles until the verdict is decided (see README,
     /// "Sequential cycles") [default: auto, or 3 when -a is given].

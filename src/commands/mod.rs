@@ -8,6 +8,7 @@ mod outcome;
 pub mod page;
 pub mod report;
 mod resolve;
+pub mod routes;
 pub mod run;
 pub mod sample;
 pub mod signals;

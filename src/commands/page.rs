@@ -355,6 +355,7 @@ fn new_result(props: &PageProps) -> RunResult {
                 resolution_bytes_per_request: seq.resolution,
                 max_requests: u64::from(seq.max_cycles) * props.iterations,
             }),
+            discovery: None,
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

@@ -22,16 +22,26 @@ pub struct Generator {
 impl Generator {
     /// The plan's load with the route's path (a scenario brings its own
     /// requests).
-    pub fn for_route(plan: &CyclePlan, route: &str) -> Generator {
+    pub fn for_route(plan: &CyclePlan, route: &crate::routes::RouteSpec) -> Generator {
         let mut load = plan.load.clone();
         if load.scenario.is_none() {
             let mut request = plan.request.clone();
-            request.path = route.to_string();
+            request.path = route.path.clone();
+            if let Some(method) = &route.method {
+                request.method = method.clone();
+            }
+            request.headers.extend(route.headers.iter().cloned());
+            if let Some(body) = &route.body {
+                request.body = body.clone().into_bytes();
+            }
             load.requests = vec![request];
         }
-        // A templated route (`/item?id={n}`) varies even when nothing else does.
-        let fixed_route = crate::load::template::Template::parse(route, None)
-            .is_ok_and(|t| t.as_fixed().is_some());
+        // A templated route (`/item?id={n}`) varies even when nothing else
+        // does; so does a found route's body (`{"id":{n}}`).
+        let fixed_text = |text: &str| {
+            crate::load::template::Template::parse(text, None).is_ok_and(|t| t.as_fixed().is_some())
+        };
+        let fixed_route = fixed_text(&route.path) && route.body.as_deref().is_none_or(fixed_text);
         Generator {
             load,
             fixed: plan.looped.verdict.fixed_request && fixed_route,

@@ -105,6 +105,10 @@ pub struct CyclePlan {
     pub request: RequestSpec,
     /// Drive each cycle with an external command instead (`--load-cmd`).
     pub load_cmd: Option<LoadCommand>,
+    /// Found routes with their own method, headers or body
+    /// (`crate::routes`), by name; a route not listed is a path sent with
+    /// `request`.
+    pub routes: Vec<crate::routes::RouteSpec>,
 }
 
 impl CyclePlan {
@@ -117,7 +121,13 @@ impl CyclePlan {
         soak: Option<(SoakSchedule, Option<u64>)>,
         inspector: Option<&crate::inspector::Inspector>,
     ) -> Box<dyn Workload> {
-        let generator = Generator::for_route(self, route);
+        let spec = self
+            .routes
+            .iter()
+            .find(|r| r.name == route)
+            .cloned()
+            .unwrap_or_else(|| crate::routes::RouteSpec::given(route));
+        let generator = Generator::for_route(self, &spec);
         match (&self.load_cmd, soak) {
             (Some(command), _) => Box::new(ExternalDriver {
                 command: command.clone(),

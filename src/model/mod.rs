@@ -13,6 +13,7 @@ mod loop_stats;
 mod memory;
 mod native;
 mod outcome;
+mod routes;
 mod rss_parts;
 mod sample;
 mod sequential;
@@ -33,6 +34,7 @@ pub use native::{
     AllocatorSetting, AllocatorTrial, JsFrame, NativeDiagnosis, NativeFrame, NativeSite,
 };
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
+pub use routes::{FoundRoute, RouteDiscovery, SkippedRoute};
 pub use rss_parts::{RssPart, RssParts};
 pub use sample::{Metric, Quantity, RESOURCE_PREFIXES, Resource, ResourceFamily, Sample, Series};
 pub use sequential::{SequentialResult, SequentialSettings, SequentialStop};
@@ -48,7 +50,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// Versions whose files `--baseline` and `leakcheck report` still read.
 pub const READABLE_SCHEMA_VERSIONS: [u32; 2] = [1, 2];
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
     pub leakcheck_version: String,
@@ -79,7 +81,7 @@ pub struct TargetInfo {
     pub cwd: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub cycles: u32,
     pub requests_per_cycle: u64,
@@ -108,6 +110,9 @@ pub struct Settings {
     /// for a fixed number of cycles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialSettings>,
+    /// Where the routes came from when none was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discovery: Option<RouteDiscovery>,
 }
 
 impl Settings {

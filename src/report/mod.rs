@@ -12,6 +12,7 @@ mod markdown;
 pub mod output;
 mod paths;
 pub mod progress;
+pub mod ranking;
 mod schedule_view;
 mod series_view;
 mod svg;

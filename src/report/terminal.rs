@@ -35,11 +35,23 @@ impl Exporter for TerminalExporter {
             s.abort
                 .map_or(String::new(), |a| format!(", {:.0} % hung up", a * 100.0))
         )?;
+        if let Some(found) = &s.discovery {
+            writeln!(
+                out,
+                "routes: {} of {} declared by {} ({}), {} skipped",
+                found.checked.len(),
+                found.declared,
+                found.origin,
+                found.source,
+                found.skipped.len()
+            )?;
+        }
         let work = Work::of(result);
         for route in &result.routes {
             out.push('\n');
             render_route(&mut out, route, result.settings.unit, work)?;
         }
+        super::ranking::render(&mut out, result, result.settings.unit.name())?;
         if result.outcome.status != OutcomeStatus::Complete {
             writeln!(
                 out,

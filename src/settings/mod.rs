@@ -16,4 +16,7 @@ pub use heap::{DiffProps, InspectProps};
 pub use load_command::LoadProps;
 pub use output::ReportProps;
 pub use page::{PageProps, PageScenario};
-pub use run::{LoadSettings, MethodSettings, RequestProps, RunSettings, SoakProps, TargetSettings};
+pub use run::{
+    DiscoverySettings, LoadSettings, MethodSettings, RequestProps, RoutesProps, RunSettings,
+    SoakProps, TargetSettings,
+};

@@ -74,7 +74,15 @@ pub struct LoadSettings {
     pub load_cmd: Option<String>,
     /// Where --load-cmd's logs are kept; `None`: a temporary folder.
     pub driver_logs: Option<PathBuf>,
+    /// Find the routes (`crate::routes`) instead of a given list: `None`
+    /// when routes are given, a scenario or a driver sends its own, or a
+    /// soak (one route).
+    pub discovery: Option<DiscoverySettings>,
 }
+
+/// Where the routes come from when none is given, and what is sent (the
+/// routes module's own settings, so that it reads nothing above it).
+pub use crate::routes::Discovery as DiscoverySettings;
 
 /// How the method judges and explains: the CI gate, the diagnosis, the
 /// loop statistics.
@@ -115,4 +123,11 @@ pub struct RequestProps {
     pub abort: f64,
     /// No template in the method, headers or body (routes aside).
     pub fixed_headers_and_body: bool,
+}
+
+/// `leakcheck routes`: what `run` would be given, and where the list goes.
+#[derive(Debug, Clone)]
+pub struct RoutesProps {
+    pub run: RunSettings,
+    pub json: Option<crate::report::OutputTarget>,
 }

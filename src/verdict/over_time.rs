@@ -110,7 +110,7 @@ pub fn apply(route: &mut RouteResult, noise: Noise, unit: &str) {
                 Some(seconds) => format!(
                     "Soak about {} (-d {seconds}s) at the same pace: the interval then no \
                      longer straddles the floor.",
-                    human(f64::from(seconds)),
+                    crate::units::human_duration(f64::from(seconds)),
                 ),
                 None => {
                     "Soak several times longer (-d): the readings so far are too few or too noisy \
@@ -182,17 +182,6 @@ fn advised_duration(cycles: &[CycleResult], fit: &TimeFit) -> Option<u32> {
     let every = *loads.get(loads.len() / 2)?;
     let seconds = (readings + 1.0) * every;
     Some(((seconds / 5.0).ceil() * 5.0) as u32)
-}
-
-/// "4 min", "1.5 h".
-fn human(seconds: f64) -> String {
-    if seconds < 90.0 {
-        format!("{seconds:.0} s")
-    } else if seconds < 5400.0 {
-        format!("{:.0} min", seconds / 60.0)
-    } else {
-        format!("{:.1} h", seconds / 3600.0)
-    }
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ mod page_collections;
 mod parsers_never_panic;
 mod report_views;
 mod reports;
+mod routes;
 mod run_demo;
 mod run_faults;
 mod sequential;

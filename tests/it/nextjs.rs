@@ -12,7 +12,7 @@ use crate::util::*;
 
 /// The app in tests/targets/nextjs, with next@15 installed and built, in
 /// the build directory's scratch space (rebuilt when a source changed).
-fn built_app() -> PathBuf {
+pub fn built_app() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nextjs");
     // The two tests run as two processes at once: one installs and builds
     // while the other waits (two `next build`s in one folder fail).
@@ -23,6 +23,8 @@ fn built_app() -> PathBuf {
         "next.config.js",
         "pages/index.js",
         "pages/clean.js",
+        "pages/items/[id].js",
+        "pages/api/health.js",
     ];
     let mut changed = false;
     for source in sources {
@@ -63,7 +65,7 @@ fn built_app() -> PathBuf {
     dir
 }
 
-fn next_start(app: &Path, port: u16) -> Vec<String> {
+pub fn next_start(app: &Path, port: u16) -> Vec<String> {
     vec![
         node(),
         app.join("node_modules/next/dist/bin/next")

@@ -239,6 +239,12 @@ impl RunArgs {
         self
     }
 
+    /// `leakcheck routes --url URL`: the routes a run would check.
+    pub fn list_routes(mut self) -> RunArgs {
+        self.subcommand = "routes";
+        self
+    }
+
     pub fn routes(mut self, routes: &[&str]) -> RunArgs {
         for route in routes {
             self.args.extend(["--route".to_string(), route.to_string()]);

@@ -8,5 +8,6 @@ mod heap;
 mod load_command;
 mod output;
 mod page;
+mod routes;
 mod run;
 mod soak;

@@ -113,6 +113,7 @@ impl RunArgs {
         for route in &self.routes {
             check_route(route)?;
         }
+        let discovery = self.discovery_settings()?;
         Ok(RunSettings {
             target: TargetSettings {
                 url: self.url,
@@ -138,6 +139,7 @@ impl RunArgs {
                 soak: None,
                 load_cmd: self.load_cmd,
                 driver_logs: self.driver_logs,
+                discovery,
             },
             method: MethodSettings {
                 max_retained: self.max_retained,
@@ -151,6 +153,28 @@ impl RunArgs {
             output: self.output.into_props(self.json)?,
             quiet: self.quiet,
         })
+    }
+}
+
+impl RunArgs {
+    /// Route discovery, when the routes are not given: no `--route`, no
+    /// scenario or driver sending their own, and a URL without a path of
+    /// its own (or a source asked for by name).
+    fn discovery_settings(&self) -> anyhow::Result<Option<crate::settings::DiscoverySettings>> {
+        let asked = self.discovery.asked();
+        let sends_own = self.request.scenario.is_some() || self.load_cmd.is_some();
+        if asked && (!self.routes.is_empty() || sends_own) {
+            anyhow::bail!(
+                "--route, --scenario and --load-cmd say what is sent: drop --openapi, \
+                 --routes-from and --methods, or drop them"
+            );
+        }
+        let url_has_path =
+            crate::net::resolve_http(&self.url, true).is_ok_and(|http| http.path != "/");
+        if !self.routes.is_empty() || sends_own || (url_has_path && !asked) {
+            return Ok(None);
+        }
+        self.discovery.clone().into_settings().map(Some)
     }
 }
 

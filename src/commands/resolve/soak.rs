@@ -36,7 +36,14 @@ impl SoakArgs {
                  `run`"
             );
         }
+        if self.run.discovery.asked() {
+            anyhow::bail!(
+                "a soak loads one route: give it with --route (`leakcheck routes` lists them)"
+            );
+        }
         let mut props = self.run.into_props()?;
+        // One route over time: the URL's, or the one given.
+        props.load.discovery = None;
         // The duration and the interval make a soak's schedule.
         props.load.sequential = None;
         props.load.soak = Some(SoakProps {

@@ -6,6 +6,7 @@
 use anyhow::{Context, bail};
 
 mod death;
+mod discover;
 mod plan;
 mod preflight;
 
@@ -40,7 +41,7 @@ pub async fn run(props: RunSettings) -> anyhow::Result<RunEnd> {
         None if props.load.routes.is_empty() => vec![http.path.clone()],
         None => props.load.routes.clone(),
     };
-    let plan = cycle_plan(&props, &http, scenario)?;
+    let mut plan = cycle_plan(&props, &http, scenario)?;
     if !props.target.command.is_empty()
         && matches!(
             props.target.attach,
@@ -69,7 +70,11 @@ pub async fn run(props: RunSettings) -> anyhow::Result<RunEnd> {
     let (faults, mut fault) = watch::channel(None::<String>);
     let mut session = Session::new(&props, http.clone(), &frame.progress, faults);
     let oom_before = death::oom_kills_now();
-    let work = measure(&mut session, &plan, &routes, &mut result);
+    let work = async {
+        let (routes, probe) =
+            discover::routes_to_check(&mut session, &mut plan, routes, &mut result).await?;
+        measure(&mut session, &plan, &routes, &mut result, probe).await
+    };
     let measured = frame.guard(work, Some(&mut fault)).await;
     // The measuring future, and with it the inspector session, is gone
     // here: a Node target waiting for its debugger to leave can now exit.
@@ -132,9 +137,11 @@ async fn measure(
     plan: &CyclePlan,
     routes: &[String],
     result: &mut RunResult,
+    first_probe: Option<Box<dyn Probe>>,
 ) -> anyhow::Result<()> {
     let settings = session.settings;
-    let mut probe: Option<Box<dyn Probe>> = None;
+    // The first route's target may already run: route discovery started it.
+    let mut probe: Option<Box<dyn Probe>> = first_probe;
     let mut deferred: Vec<(usize, Box<dyn Workload>)> = Vec::new();
     for (index, route) in routes.iter().enumerate() {
         if settings.target.fresh && index > 0 && session.target().is_some() {
@@ -151,6 +158,11 @@ async fn measure(
                 probe.insert(session.probe(result).await?)
             }
         };
+        if routes.len() > 1 {
+            session
+                .progress
+                .say(&format!("route {} of {}: {route}", index + 1, routes.len()));
+        }
         let pid = session.target().map(|t| t.pid);
         result.routes.push(RouteResult {
             route: route.clone(),

@@ -93,6 +93,7 @@ pub(super) fn cycle_plan(
                 base_url: format!("http://{}", http.host),
                 log_dir,
             }),
+        routes: Vec::new(),
     })
 }
 
@@ -155,6 +156,7 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
                 resolution_bytes_per_request: seq.resolution,
                 max_requests: u64::from(seq.max_cycles) * props.load.requests,
             }),
+            discovery: None,
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

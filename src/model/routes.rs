@@ -1,0 +1,42 @@
+//! How a run found its routes when none was given (`crate::routes`): the
+//! source, what it declared, what was checked and what was left out, and
+//! why.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RouteDiscovery {
+    /// `openapi`, `app` or `next`.
+    pub source: String,
+    /// What declared them: `express 4`, `openapi 3.1.0`, `next build`.
+    pub origin: String,
+    /// Routes the source declared, before methods and skips.
+    pub declared: u64,
+    /// The routes checked, in order, with the request each sends.
+    pub checked: Vec<FoundRoute>,
+    pub skipped: Vec<SkippedRoute>,
+    /// The run's expected length in seconds, from the first requests' pace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FoundRoute {
+    /// The route's name in `routes[].route`.
+    pub name: String,
+    pub method: String,
+    /// As declared: `/users/:id`.
+    pub pattern: String,
+    /// The request template sent: `/users/{n}`.
+    pub path: String,
+    /// "redirects (302) to /login", when its first requests did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkippedRoute {
+    pub method: String,
+    pub pattern: String,
+    pub reason: String,
+}
