@@ -6,6 +6,7 @@ pub(crate) mod cli;
 pub mod commands;
 pub(crate) mod cycle;
 pub mod diagnosis;
+pub mod function;
 pub(crate) mod inspector;
 pub(crate) mod limits;
 pub mod load;
@@ -74,6 +75,7 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             Command::Run(args) => commands::run::run(args.into_props()?).await,
             Command::Soak(args) => commands::run::run(args.into_props()?).await,
             Command::Page(args) => commands::page::run(args.into_props()?).await,
+            Command::Fn(args) => commands::function::run(args.into_props()?).await,
             Command::Routes(args) => commands::routes::run(args.into_props()?).await,
             Command::Load(args) => commands::load_command::run(args.into_props()?)
                 .await

@@ -5,6 +5,7 @@
 use clap::{Parser, Subcommand};
 
 mod attach;
+mod function;
 mod heap;
 mod load_command;
 mod output;
@@ -14,6 +15,7 @@ mod run;
 mod soak;
 
 pub use attach::*;
+pub use function::*;
 pub use heap::*;
 pub use load_command::*;
 pub use output::*;
@@ -44,6 +46,9 @@ pub enum Command {
     /// Open a page in headless Chromium, repeat user actions in cycles with forced collections,
     /// and judge the growth of its heap, DOM nodes and listeners.
     Page(Box<PageArgs>),
+    /// Check a function for leaks: call MODULE#EXPORT in cycles with forced
+    /// collections between them, and judge what each call keeps.
+    Fn(Box<FnArgs>),
     /// List the routes a run would check (from an OpenAPI document, the
     /// live app's router or a Next.js build), without checking any.
     Routes(Box<RoutesArgs>),

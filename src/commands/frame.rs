@@ -88,6 +88,13 @@ impl Frame {
     /// Runs the measuring until it ends, a stop signal arrives, or the
     /// target reports a fault (it exited or started exiting: it will not
     /// answer again). After an interruption a later signal exits at once.
+    /// Progress in a function's calls (`leakcheck fn`).
+    pub fn counting_calls(mut self) -> Frame {
+        let progress = std::mem::replace(&mut self.progress, Progress::new(true));
+        self.progress = progress.for_calls();
+        self
+    }
+
     pub async fn guard(
         &self,
         work: impl Future<Output = anyhow::Result<()>>,

@@ -2,6 +2,7 @@
 
 pub mod exit;
 pub mod frame;
+pub mod function;
 pub mod heap;
 pub mod load_command;
 mod outcome;

@@ -89,7 +89,8 @@ pub fn run_end(result: &RunResult) -> RunEnd {
         .any(|r| r.cycles.iter().any(|c| c.did_no_work()));
     if load_failed {
         eprintln!(
-            "error: a cycle did no work (no request answered 2xx, or --load-cmd failed), so its \
+            "error: a cycle did no work (no request answered 2xx, no call returned, or \
+             --load-cmd failed), so its \
              memory figures prove nothing; see the verdict above"
         );
     }

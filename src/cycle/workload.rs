@@ -130,6 +130,8 @@ pub enum WorkError {
         action: String,
         limit: std::time::Duration,
     },
+    #[error("the function harness could not run the calls: {0}")]
+    Harness(String),
 }
 
 /// Why `--load-cmd` could not be run for a cycle (not: it exited non-zero,

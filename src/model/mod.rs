@@ -341,6 +341,8 @@ pub enum Unit {
     Request,
     /// One pass over a scenario's steps.
     Iteration,
+    /// One call of a function (`leakcheck fn`).
+    Call,
 }
 
 impl Unit {
@@ -348,6 +350,7 @@ impl Unit {
         match self {
             Unit::Request => "request",
             Unit::Iteration => "iteration",
+            Unit::Call => "call",
         }
     }
 }

@@ -17,6 +17,9 @@ pub struct Progress {
     quiet: bool,
     /// A page's cycles: iterations of actions, not requests sent.
     pages: bool,
+    /// What a server's cycle line counts: `requests`, or `calls` of a
+    /// function (`leakcheck fn`).
+    work: &'static str,
     /// Units the cycle under way has completed without error: what a
     /// target that dies mid-cycle served of it.
     in_cycle: AtomicU64,
@@ -29,6 +32,7 @@ impl Progress {
             interactive: std::io::stderr().is_terminal(),
             quiet,
             pages: false,
+            work: "requests",
             in_cycle: AtomicU64::new(0),
         }
     }
@@ -42,6 +46,12 @@ impl Progress {
     /// Speaks of a page's iterations instead of requests.
     pub fn for_pages(mut self, pages: bool) -> Progress {
         self.pages = pages;
+        self
+    }
+
+    /// Speaks of a function's calls instead of requests.
+    pub fn for_calls(mut self) -> Progress {
+        self.work = "calls";
         self
     }
 
@@ -133,9 +143,10 @@ impl CycleObserver for Progress {
             return;
         }
         self.say(&format!(
-            "{route}: cycle {} done: {} requests ({} errors, {} non-2xx) in {:.2} s; after GC heapUsed {} MB, rss {} MB",
+            "{route}: cycle {} done: {} {} ({} errors, {} non-2xx) in {:.2} s; after GC heapUsed {} MB, rss {} MB",
             result.cycle,
             result.requests,
+            self.work,
             result.errors,
             result.non_2xx,
             result.duration_s,

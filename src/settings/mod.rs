@@ -5,6 +5,7 @@
 //! protocol server) builds the same settings.
 
 mod attach;
+mod function;
 mod heap;
 mod load_command;
 mod output;
@@ -12,6 +13,7 @@ mod page;
 mod run;
 
 pub use attach::{Attach, SampleProps, SnapshotProps};
+pub use function::FnProps;
 pub use heap::{DiffProps, InspectProps};
 pub use load_command::LoadProps;
 pub use output::ReportProps;

@@ -78,6 +78,16 @@ pub const SERVER: Defaults = Defaults {
     noise: Noise::Process,
 };
 
+/// A function's calls (`leakcheck fn`): a call costs what a request does
+/// or less, and the harness's process reads as a server's does, so the
+/// server's cycles, budget and resolution.
+pub const FUNCTION: Defaults = Defaults {
+    cycle_flag: "--calls",
+    max_flag: "--max-calls",
+    unit: "calls",
+    ..SERVER
+};
+
 /// A page's iterations: an iteration costs milliseconds where a request
 /// costs microseconds. Small cycles of 25 (a look every 75); with a page's
 /// noise floor (`Noise::Page`, 16 KB) the budget of 600 resolves 246 B per

@@ -294,15 +294,26 @@ impl Context<'_> {
                     format!(" (first failure: {reason})")
                 });
             if dead.load.iterations == Some(0) {
+                let unit = self.unit();
+                let fix = match unit {
+                    "call" => {
+                        "Make the function succeed with the argument it gets (--setup \
+                               gives one), then run again: a call that throws is counted as \
+                               failed, not measured."
+                    }
+                    _ => {
+                        "Fix the failing step (a selector, a capture, a status) so that \
+                          iterations complete, then run again."
+                    }
+                };
                 return self.choice(
                     VerdictKind::Inconclusive,
                     format!(
-                        "cycle {} completed no iteration ({} failed){why}: work that fails \
+                        "cycle {} completed no {unit} ({} failed){why}: work that fails \
                          retains nothing and proves nothing",
                         dead.cycle, dead.errors
                     ),
-                    "Fix the failing step (a selector, a capture, a status) so that iterations \
-                     complete, then run again.",
+                    fix,
                 );
             }
             return self.choice(

@@ -11,6 +11,7 @@ mod attribution;
 mod deadlines;
 mod diagnose;
 mod faults;
+mod function;
 mod handles;
 mod hostile;
 mod layering;

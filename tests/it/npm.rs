@@ -210,6 +210,98 @@ fn the_js_api_works_inside_node_test() {
     assert!(finished.stdout.contains("# pass 4"), "{}", finished.stdout);
 }
 
+/// The same checks of functions under `node --test` and under Vitest: a
+/// closure of the test file itself that keeps every call's object, a
+/// module's unbounded cache (both rejected with their holder named), and
+/// a clean parser (resolved).
+const FUNCTION_TESTS: &str = r#"
+import { test, expect } from 'RUNNER';
+import { checkFunction } from 'leakcheck';
+
+const functions = process.env.FUNCTIONS;
+const kept = [];
+function remember() { kept.push({ body: 'k'.repeat(300) }); }
+
+test('a closure of this file', async () => {
+  const error = await checkFunction(remember).then(() => null, (e) => e);
+  expect(error?.message ?? '').toMatch(/Held by `kept`/);
+}, 120000);
+
+test('a module export that leaks', async () => {
+  const error = await checkFunction({ module: `${functions}/lru.mjs`, export: 'cached' }).then(() => null, (e) => e);
+  expect(error?.message ?? '').toMatch(/Held by `cache`/);
+}, 120000);
+
+test('a clean module export', async () => {
+  const result = await checkFunction({ module: `${functions}/parser.cjs`, export: 'parse' });
+  expect(result.routes[0].verdict.kind).toBe('no-retention');
+}, 120000);
+"#;
+
+/// `expect` for node:test, which has none.
+const NODE_EXPECT: &str = r#"
+import assert from 'node:assert';
+export const expect = (value) => ({
+  toMatch: (re) => assert.match(value, re),
+  toBe: (other) => assert.equal(value, other),
+});
+"#;
+
+#[test]
+fn check_function_works_under_node_test_and_vitest() {
+    let Some(project) = Project::install() else {
+        return;
+    };
+    let functions = repo_path("tests/targets/functions");
+    // node:test, with a three-line expect.
+    std::fs::write(project.root.join("expect.mjs"), NODE_EXPECT).unwrap();
+    let node_file = project.root.join("fn.test.mjs");
+    let node_source = FUNCTION_TESTS
+        .replace(
+            "import { test, expect } from 'RUNNER';",
+            "import { test } from 'node:test';\nimport { expect } from './expect.mjs';",
+        )
+        .replace(", 120000);", ");");
+    std::fs::write(&node_file, node_source).unwrap();
+    let mut command = Command::new(node());
+    command
+        .args(["--test", "--test-reporter=tap"])
+        .arg(&node_file)
+        .current_dir(&project.root)
+        .env("FUNCTIONS", &functions)
+        .env("LEAKCHECK_NODE", node());
+    let finished = finish(command);
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    assert!(finished.stdout.contains("# pass 3"), "{}", finished.stdout);
+
+    // Vitest, from npm.
+    let installed = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "vitest@3",
+        ])
+        .current_dir(&project.root)
+        .status()
+        .unwrap();
+    assert!(installed.success(), "npm install vitest failed");
+    let vitest_file = project.root.join("fn.vitest.test.mjs");
+    std::fs::write(&vitest_file, FUNCTION_TESTS.replace("RUNNER", "vitest")).unwrap();
+    let mut command = Command::new(node());
+    command
+        .arg(project.root.join("node_modules/vitest/vitest.mjs"))
+        .args(["run", "fn.vitest.test.mjs"])
+        .current_dir(&project.root)
+        .env("FUNCTIONS", &functions)
+        .env("LEAKCHECK_NODE", node())
+        .env("CI", "true");
+    let finished = finish(command);
+    assert_eq!(finished.code, 0, "{}\n{}", finished.stdout, finished.stderr);
+    assert!(finished.stdout.contains("3 passed"), "{}", finished.stdout);
+}
+
 /// The `run:` blocks of a GitHub Actions workflow, as shell lines.
 pub(crate) fn run_lines(workflow: &str) -> Vec<String> {
     let mut lines = Vec::new();

@@ -153,4 +153,6 @@ function assertNoLeak(result, { maxRetainedPerRequest } = {}) {
   }
 }
 
-module.exports = { check, assertNoLeak, runArgs, findBinary };
+const { checkFunction } = require('./function.cjs');
+
+module.exports = { check, assertNoLeak, runArgs, findBinary, checkFunction };

@@ -42,7 +42,7 @@ export interface RunResult {
   schema_version: number;
   leakcheck_version: string;
   target: { command: string[]; pid: number | null; probe: 'inspector' | 'endpoints' | 'proc' | null; node_version: string | null; url: string };
-  settings: { cycles: number; requests_per_cycle: number; connections: number; routes: string[]; unit: 'request' | 'iteration' };
+  settings: { cycles: number; requests_per_cycle: number; connections: number; routes: string[]; unit: 'request' | 'iteration' | 'call' };
   routes: RouteResult[];
   outcome: { status: 'complete' | 'interrupted' | 'failed'; error: string | null };
 }
@@ -109,3 +109,43 @@ export function runArgs(options: CheckOptions): string[];
 export function findBinary(): string;
 declare const api: { check: typeof check; assertNoLeak: typeof assertNoLeak; runArgs: typeof runArgs; findBinary: typeof findBinary };
 export default api;
+
+/** The options of `checkFunction` (`leakcheck fn`'s flags). */
+export interface CheckFunctionOptions {
+  /** `auto` (the default) or a number of fixed cycles. */
+  cycles?: number | 'auto';
+  /** Calls per cycle. */
+  calls?: number;
+  maxCalls?: number;
+  /** Calls in flight at once (default 1). */
+  concurrency?: number;
+  /** How long one call may take (`10s`, `500ms`). */
+  timeout?: string;
+  resolution?: string | number;
+  maxRetained?: string | number;
+  /** Exports of the module run once before and after the check; the
+   * setup's value is every call's argument. */
+  setup?: string;
+  teardown?: string;
+  snapshots?: string;
+  /** false: no heap snapshots to name the holder. */
+  diagnose?: boolean;
+  /** false: leakcheck's progress on stderr (quiet by default). */
+  quiet?: boolean;
+  /** Resolve with the result on a leak instead of rejecting. */
+  allowLeak?: boolean;
+  /** Node flags of the harness's process (a TypeScript loader). */
+  nodeFlags?: string[];
+}
+
+/**
+ * Checks a function for leaks in a Node process of its own: a function of
+ * the calling test file (its module is loaded there, the runner's API
+ * replaced by stand-ins), or a module's export. Resolves with the result;
+ * rejects on a leak with the holder in the message (unless `allowLeak`),
+ * and on an error or an inconclusive check.
+ */
+export function checkFunction(
+  fn: ((arg?: unknown) => unknown) | { module: string; export?: string },
+  options?: CheckFunctionOptions,
+): Promise<RunResult>;
