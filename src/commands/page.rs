@@ -277,7 +277,8 @@ async fn check_collections(
     }
     let say = |message: &str| progress.say(&format!("{}: {message}", into.route));
     let first = into.cycles.len() as u32 + 1;
-    let most_units = crate::diagnosis::follow_up_units(into);
+    let most_units =
+        crate::diagnosis::follow_up_units(into, crate::diagnosis::CHECK_FOLLOW_UP_SECONDS);
     let checked =
         crate::diagnosis::snapshots::check_collections(probe, workload, first, most_units, &say)
             .await;

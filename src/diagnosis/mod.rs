@@ -22,4 +22,6 @@ pub mod snapshots;
 
 pub use fresh::diagnose_fresh;
 pub use native::recorded::diagnose_natively;
-pub use route::{DiagnosisProps, diagnose_route, follow_up_units, wants_diagnosis};
+pub use route::{
+    CHECK_FOLLOW_UP_SECONDS, DiagnosisProps, diagnose_route, follow_up_units, wants_diagnosis,
+};

@@ -126,7 +126,7 @@ async fn follow_collections(
         candidates: diagnosis.collections.clone(),
         settled: diagnosed.settled,
         next_cycle,
-        most_units: follow_up_units(route),
+        most_units: follow_up_units(route, DIAGNOSIS_FOLLOW_UP_SECONDS),
     };
     let inspector = diagnosed.inspector;
     match crate::diagnosis::snapshots::follow(&inspector, probe, workload, follow_up, say).await {
@@ -150,10 +150,23 @@ const FOLLOW_UP_TIMES_MEASURED: u64 = 4;
 /// entries (with `AIM_PAST` and a confirming interval).
 const MIN_FOLLOW_UP_UNITS: u64 = 3_000;
 
-/// The most units the follow-up of a route's collections may spend.
-pub fn follow_up_units(route: &RouteResult) -> u64 {
+/// And never longer than this at the route's measured pace, in the
+/// diagnosis: a slow route (a Next.js page at 450 requests a second) is
+/// not held for minutes to count a list its verdict did not need.
+pub const DIAGNOSIS_FOLLOW_UP_SECONDS: f64 = 10.0;
+/// A page's collection check decides its verdict: it may take longer.
+pub const CHECK_FOLLOW_UP_SECONDS: f64 = 60.0;
+
+/// The most units the follow-up of a route's collections may spend, in
+/// `seconds` at most at the route's measured pace.
+pub fn follow_up_units(route: &RouteResult, seconds_allowed: f64) -> u64 {
     let measured: u64 = route.cycles.iter().map(|c| c.units).sum();
-    let by_work = (FOLLOW_UP_TIMES_MEASURED * measured).max(MIN_FOLLOW_UP_UNITS);
+    let seconds: f64 = route.cycles.iter().map(|c| c.load.duration_s).sum();
+    let mut by_work = (FOLLOW_UP_TIMES_MEASURED * measured).max(MIN_FOLLOW_UP_UNITS);
+    if seconds > 0.0 && measured > 0 {
+        let pace = measured as f64 / seconds;
+        by_work = by_work.min((pace * seconds_allowed).ceil() as u64).max(1);
+    }
     let per_unit = route
         .verdict
         .as_ref()

@@ -123,7 +123,16 @@ pub async fn follow(
         c.state = CollectionState::Undecided;
     }
     let mut intervals = 1;
-    for _ in 0..MOST_FOLLOW_UPS {
+    // Work that cannot carry even one collection to its bound decides
+    // none of them (a slow route's budget): no snapshot is spent on it.
+    let reachable = undecided(&candidates)
+        .any(|c| units_to_decide(std::slice::from_ref(c)).is_some_and(|u| u <= left));
+    if !reachable {
+        say(
+            "collection check: the work allowed cannot carry a growing collection past its bound; left undecided",
+        );
+    }
+    for _ in 0..MOST_FOLLOW_UPS * u32::from(reachable) {
         let Some(needed) = units_to_decide(&candidates) else {
             break;
         };
