@@ -62,12 +62,28 @@ fn detached_sentence(holder: &Holder, diagnosis: &Diagnosis, unit: &str) -> Stri
             per_unit(holder.objects)
         ),
     };
+    if !names_a_variable(&holder.name) {
+        // `(GC roots) @3`, `[25][1][3][1]`: nothing the code calls it.
+        return format!(
+            "removed {kept} are still referenced, through the browser's own objects rather than \
+             a variable (a listener, an observer or a framework's registry holding them): find \
+             the element in DevTools' Memory panel (Detached elements) and what it is registered \
+             with"
+        );
+    }
     format!(
         "`{}`{place} keeps removed {kept}: drop the reference when they leave the page (remove \
          them from `{}`, or keep only the one on screen)",
         holder.name,
         holder.name.rsplit('.').next().unwrap_or(&holder.name)
     )
+}
+
+/// Whether a holder's name is one the page's code uses: not a root's
+/// (`(GC roots) @3`), and not slots alone (`[25][1][3][1]`).
+fn names_a_variable(name: &str) -> bool {
+    let first_named = name.trim_start_matches(|c: char| c == '[' || c == ']' || c.is_ascii_digit());
+    !name.starts_with('(') && !first_named.is_empty() && !name.contains(" @")
 }
 
 fn listener_sentence(listener: &ListenerGrowth, unit: &str) -> String {
@@ -142,6 +158,33 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("remove them from `mounted`"), "{text}");
+    }
+
+    #[test]
+    fn a_holder_that_names_no_variable_is_not_offered_as_one() {
+        for name in ["(GC roots) @3", "[25][1][3][1]"] {
+            let route = RouteResult {
+                diagnosis: Some(Diagnosis {
+                    requests: 10,
+                    holders: vec![Holder {
+                        class: "Detached <div>".into(),
+                        name: name.into(),
+                        objects: 10,
+                        ..Holder::default()
+                    }],
+                    ..Diagnosis::default()
+                }),
+                ..RouteResult::default()
+            };
+            let text = for_page(&route, "iteration").unwrap();
+            assert!(!text.contains(name), "{text}");
+            assert!(
+                text.starts_with("Removed `<div>` nodes (1 per iteration) are still referenced"),
+                "{text}"
+            );
+        }
+        assert!(names_a_variable("this.mounted"));
+        assert!(names_a_variable("globalThis.document[7]"));
     }
 
     #[test]
