@@ -42,7 +42,12 @@ impl Exporter for MarkdownExporter {
             result.settings.unit.name()
         );
         let _ = writeln!(out, "|---|---|--:|---|--:|");
-        for route in &result.routes {
+        // Found routes (dozens, none chosen by the reader): leaks first.
+        let rows: Vec<&crate::model::RouteResult> = match &result.settings.discovery {
+            Some(_) => super::ranking::ranked(result),
+            None => result.routes.iter().collect(),
+        };
+        for route in rows {
             let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
                 format!("{}{}", v.kind.name(), if v.fails_gate { " ⚠" } else { "" })
             });
@@ -64,6 +69,26 @@ impl Exporter for MarkdownExporter {
                 retained,
                 series.join(" → "),
             );
+        }
+        if let Some(found) = &result.settings.discovery {
+            let _ = writeln!(
+                out,
+                "\nRoutes found: {} declared by {} ({}); {} checked, {} skipped.",
+                found.declared,
+                found.origin,
+                found.source,
+                found.checked.len(),
+                found.skipped.len()
+            );
+            for skipped in &found.skipped {
+                let _ = writeln!(
+                    out,
+                    "- skipped `{} {}`: {}",
+                    skipped.method,
+                    cell(&skipped.pattern),
+                    skipped.reason
+                );
+            }
         }
         out.push('\n');
         for route in &result.routes {
@@ -167,5 +192,56 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     }
     if let Some(caveat) = view.caveat {
         let _ = writeln!(out, "  - ({caveat})");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Figure, RouteDiscovery, RouteResult, SkippedRoute, Verdict, VerdictKind};
+
+    fn route(name: &str, kind: VerdictKind, bytes: f64) -> RouteResult {
+        RouteResult {
+            route: name.into(),
+            verdict: Some(Verdict {
+                kind,
+                figure: Figure {
+                    bytes_per_request: bytes,
+                    ..Figure::default()
+                },
+                ..Verdict::default()
+            }),
+            ..RouteResult::default()
+        }
+    }
+
+    #[test]
+    fn found_routes_are_ranked_leaks_first_with_the_skipped_named() {
+        let mut result = RunResult {
+            routes: vec![
+                route("/a", VerdictKind::NoRetention, 2.0),
+                route("/b", VerdictKind::Retention, 900.0),
+            ],
+            ..RunResult::default()
+        };
+        let given = MarkdownExporter.render(&result).unwrap();
+        assert!(given.find("`/a`") < given.find("`/b`"), "{given}");
+        result.settings.discovery = Some(RouteDiscovery {
+            source: "app".into(),
+            origin: "express 4".into(),
+            declared: 3,
+            skipped: vec![SkippedRoute {
+                method: "POST".into(),
+                pattern: "/orders".into(),
+                reason: "add --methods POST".into(),
+            }],
+            ..RouteDiscovery::default()
+        });
+        let found = MarkdownExporter.render(&result).unwrap();
+        assert!(found.find("`/b`") < found.find("`/a`"), "{found}");
+        assert!(
+            found.contains("- skipped `POST /orders`: add --methods POST"),
+            "{found}"
+        );
     }
 }
