@@ -91,7 +91,14 @@ fn render_overview(out: &mut String, result: &RunResult) {
         "<table><tr><th class=\"l\">route</th><th class=\"l\">verdict</th><th>retained / {}</th><th>after-GC heapUsed, first → last</th><th>errors</th><th>non-2xx</th></tr>",
         result.settings.unit.name()
     );
-    for (index, route) in result.routes.iter().enumerate() {
+    // Found routes (dozens, none chosen by the reader): leaks first; the
+    // anchors keep each route's place in the details below.
+    let mut rows: Vec<(usize, &crate::model::RouteResult)> =
+        result.routes.iter().enumerate().collect();
+    if result.settings.discovery.is_some() {
+        rows.sort_by(|(_, a), (_, b)| super::ranking::compare(a, b));
+    }
+    for (index, route) in rows {
         let verdict = route.verdict.as_ref().map_or("none".to_string(), |v| {
             format!(
                 "{}{}",
@@ -115,6 +122,30 @@ fn render_overview(out: &mut String, result: &RunResult) {
         );
     }
     out.push_str("</table>\n");
+    if let Some(found) = &result.settings.discovery {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">Routes found: {} declared by {} ({}); {} checked, {} skipped.</p>",
+            found.declared,
+            esc(&found.origin),
+            esc(&found.source),
+            found.checked.len(),
+            found.skipped.len()
+        );
+        if !found.skipped.is_empty() {
+            out.push_str("<ul>\n");
+            for skipped in &found.skipped {
+                let _ = writeln!(
+                    out,
+                    "<li>skipped <code>{} {}</code>: {}</li>",
+                    esc(&skipped.method),
+                    esc(&skipped.pattern),
+                    esc(&skipped.reason)
+                );
+            }
+            out.push_str("</ul>\n");
+        }
+    }
 }
 
 fn render_comparison(out: &mut String, comparison: &crate::model::Comparison) {
@@ -434,5 +465,60 @@ fn render_table(out: &mut String, route: &RouteResult, unit: &str, work: Work) {
     }
     if let Some(peak) = series_view::peak_text(route) {
         let _ = writeln!(out, "<p>Peak during load: {}</p>", esc(&peak));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Figure, RouteDiscovery, RouteResult, SkippedRoute, Verdict, VerdictKind};
+
+    fn route(name: &str, kind: VerdictKind, bytes: f64) -> RouteResult {
+        RouteResult {
+            route: name.into(),
+            verdict: Some(Verdict {
+                kind,
+                figure: Figure {
+                    bytes_per_request: bytes,
+                    ..Figure::default()
+                },
+                ..Verdict::default()
+            }),
+            ..RouteResult::default()
+        }
+    }
+
+    #[test]
+    fn found_routes_head_the_overview_leaks_first_keeping_their_anchors() {
+        let mut result = RunResult {
+            routes: vec![
+                route("/a", VerdictKind::NoRetention, 2.0),
+                route("/b", VerdictKind::Retention, 900.0),
+            ],
+            ..RunResult::default()
+        };
+        result.settings.discovery = Some(RouteDiscovery {
+            source: "openapi".into(),
+            origin: "openapi 3.1.0".into(),
+            declared: 3,
+            skipped: vec![SkippedRoute {
+                method: "GET".into(),
+                pattern: "/admin".into(),
+                reason: "answered 401".into(),
+            }],
+            ..RouteDiscovery::default()
+        });
+        let html = HtmlExporter.render(&result).unwrap();
+        let leak = html
+            .find("<a href=\"#route-1\">/b</a>")
+            .expect("the leak's row");
+        let clean = html
+            .find("<a href=\"#route-0\">/a</a>")
+            .expect("the clean row");
+        assert!(leak < clean, "{html}");
+        assert!(
+            html.contains("<li>skipped <code>GET /admin</code>: answered 401</li>"),
+            "{html}"
+        );
     }
 }

@@ -47,10 +47,15 @@ fn holder(route: &RouteResult) -> String {
         .map_or(String::new(), |h| format!("`{}`", h.name))
 }
 
+/// Leaks first, then the undecided, then the clean; the most kept first.
+pub fn compare(a: &RouteResult, b: &RouteResult) -> std::cmp::Ordering {
+    group(a).cmp(&group(b)).then(kept(b).total_cmp(&kept(a)))
+}
+
 /// The routes in ranked order.
 pub fn ranked(result: &RunResult) -> Vec<&RouteResult> {
     let mut routes: Vec<&RouteResult> = result.routes.iter().collect();
-    routes.sort_by(|a, b| group(a).cmp(&group(b)).then(kept(b).total_cmp(&kept(a))));
+    routes.sort_by(|a, b| compare(a, b));
     routes
 }
 
