@@ -11,7 +11,6 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
 
 use crate::cycle::{CycleObserver, CycleSpec, Units, Work, WorkError, Workload};
 use crate::inspector::Inspector;
@@ -74,7 +73,9 @@ pub async fn wait_loaded(inspector: &Inspector, limit: Duration) -> anyhow::Resu
     // The inspector opens before the harness's first line runs.
     let started = std::time::Instant::now();
     let answer = loop {
-        let answer = evaluate(inspector, "globalThis.__leakcheckReady ?? null", limit).await?;
+        let answer = inspector
+            .evaluate_promise_within("globalThis.__leakcheckReady ?? null", limit)
+            .await?;
         if !answer.is_null() {
             break answer;
         }
@@ -94,40 +95,10 @@ pub async fn wait_loaded(inspector: &Inspector, limit: Duration) -> anyhow::Resu
 
 /// Runs `--teardown` in the harness, when given.
 pub async fn teardown(inspector: &Inspector, limit: Duration) -> anyhow::Result<()> {
-    evaluate(inspector, "globalThis.__leakcheck.teardown()", limit).await?;
-    Ok(())
-}
-
-async fn evaluate(
-    inspector: &Inspector,
-    expression: &str,
-    limit: Duration,
-) -> anyhow::Result<Value> {
-    let answer = inspector
-        .call_within(
-            "Runtime.evaluate",
-            json!({
-                "expression": expression,
-                "awaitPromise": true,
-                "returnByValue": true,
-                "silent": true,
-            }),
-            limit,
-        )
+    inspector
+        .evaluate_promise_within("globalThis.__leakcheck.teardown()", limit)
         .await?;
-    if let Some(details) = answer.get("exceptionDetails") {
-        anyhow::bail!(
-            "{}",
-            details
-                .pointer("/exception/description")
-                .and_then(Value::as_str)
-                .unwrap_or("an exception")
-        );
-    }
-    Ok(answer
-        .pointer("/result/value")
-        .cloned()
-        .unwrap_or(Value::Null))
+    Ok(())
 }
 
 #[async_trait]
@@ -149,7 +120,9 @@ impl Workload for FunctionCalls {
             "globalThis.__leakcheck.run({count}, {concurrency}, {})",
             self.timeout.as_millis()
         );
-        let answer = evaluate(&self.inspector, &expression, limit)
+        let answer = self
+            .inspector
+            .evaluate_promise_within(&expression, limit)
             .await
             .map_err(|e| WorkError::Harness(format!("{e:#}")))?;
         let batch: Batch = serde_json::from_value(answer)
@@ -166,6 +139,7 @@ impl Workload for FunctionCalls {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_batch_is_reported_in_calls_with_its_errors() {

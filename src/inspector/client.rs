@@ -148,11 +148,32 @@ impl Inspector {
         self.evaluate_with(expression, true, true).await
     }
 
+    /// Like `evaluate_promise`, for work that may take longer than a
+    /// command does (a batch of a function's calls): waits up to `limit`.
+    pub async fn evaluate_promise_within(
+        &self,
+        expression: &str,
+        limit: Duration,
+    ) -> Result<Value, InspectorError> {
+        self.evaluate_within(expression, true, true, limit).await
+    }
+
     async fn evaluate_with(
         &self,
         expression: &str,
         command_line_api: bool,
         await_promise: bool,
+    ) -> Result<Value, InspectorError> {
+        self.evaluate_within(expression, command_line_api, await_promise, COMMAND_TIMEOUT)
+            .await
+    }
+
+    async fn evaluate_within(
+        &self,
+        expression: &str,
+        command_line_api: bool,
+        await_promise: bool,
+        limit: Duration,
     ) -> Result<Value, InspectorError> {
         let params = json!({
             "expression": expression,
@@ -161,7 +182,7 @@ impl Inspector {
             "includeCommandLineAPI": command_line_api,
             "awaitPromise": await_promise,
         });
-        let result = self.call("Runtime.evaluate", params).await?;
+        let result = self.call_within("Runtime.evaluate", params, limit).await?;
         if let Some(details) = result.get("exceptionDetails") {
             let message = details
                 .pointer("/exception/description")
