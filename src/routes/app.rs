@@ -17,7 +17,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Declared, Param, ParamPlace, RouteSource};
+use super::{Declared, RouteSource};
 use crate::inspector::{Inspector, InspectorError};
 
 const PROTOTYPES: &str = include_str!("app_prototypes.js");
@@ -137,25 +137,14 @@ async fn call_on(
 }
 
 fn declared(framework: &str, pair: &Value) -> Option<Declared> {
-    let method = pair.get(0)?.as_str()?.to_string();
-    let pattern = pair.get(1)?.as_str()?.to_string();
-    let params = super::fill::path_params(&pattern)
-        .into_iter()
-        .map(|name| Param {
-            name,
-            place: ParamPlace::Path,
-            required: true,
-            ..Param::default()
-        })
-        .collect();
-    Some(Declared {
+    let method = pair.get(0)?.as_str()?;
+    let pattern = pair.get(1)?.as_str()?;
+    Some(Declared::from_path(
         method,
         pattern,
-        params,
-        body: None,
-        source: RouteSource::App,
-        origin: framework.to_string(),
-    })
+        RouteSource::App,
+        framework,
+    ))
 }
 
 /// One route per method and pattern, in declaration order, without the
@@ -166,14 +155,10 @@ fn tidy(routes: Vec<Declared>) -> Vec<Declared> {
         if route.method == "ALL" {
             route.method = "GET".into();
         }
-        let twin_of_get = route.method == "HEAD"
-            && out
-                .iter()
-                .any(|r| r.method == "GET" && r.pattern == route.pattern);
-        let seen = out
+        if !out
             .iter()
-            .any(|r| r.method == route.method && r.pattern == route.pattern);
-        if !twin_of_get && !seen {
+            .any(|r| r.method == route.method && r.pattern == route.pattern)
+        {
             out.push(route);
         }
     }

@@ -117,6 +117,31 @@ pub struct Declared {
     pub origin: String,
 }
 
+impl Declared {
+    /// A route whose declaration says only its method and path (a live
+    /// router, a Next.js manifest): its parameters are the pattern's own,
+    /// each a required path parameter.
+    pub fn from_path(method: &str, pattern: &str, source: RouteSource, origin: &str) -> Declared {
+        let params = fill::path_params(pattern)
+            .into_iter()
+            .map(|name| Param {
+                name,
+                place: ParamPlace::Path,
+                required: true,
+                ..Param::default()
+            })
+            .collect();
+        Declared {
+            method: method.to_string(),
+            pattern: pattern.to_string(),
+            params,
+            body: None,
+            source,
+            origin: origin.to_string(),
+        }
+    }
+}
+
 /// One route a run checks: its name in the report and the request that
 /// exercises it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

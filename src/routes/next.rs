@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Declared, Param, ParamPlace, RouteSource};
+use super::{Declared, RouteSource};
 
 /// The pages router's own entries, which no request names.
 const INTERNAL_PAGES: [&str; 6] = [
@@ -70,7 +70,10 @@ pub fn read(build: &Path) -> anyhow::Result<Vec<Declared>> {
     }
     patterns.sort();
     patterns.dedup();
-    Ok(patterns.into_iter().map(declared).collect())
+    Ok(patterns
+        .iter()
+        .map(|p| Declared::from_path("GET", p, RouteSource::Next, "next build"))
+        .collect())
 }
 
 /// The URL of an app-router entry (`/shop/(sale)/items/[id]/page`), or
@@ -94,26 +97,6 @@ fn app_route_url(entry: &str) -> Option<String> {
         url.push('/');
     }
     Some(url)
-}
-
-fn declared(pattern: String) -> Declared {
-    let params = super::fill::path_params(&pattern)
-        .into_iter()
-        .map(|name| Param {
-            name,
-            place: ParamPlace::Path,
-            required: true,
-            ..Param::default()
-        })
-        .collect();
-    Declared {
-        method: "GET".into(),
-        pattern,
-        params,
-        body: None,
-        source: RouteSource::Next,
-        origin: "next build".into(),
-    }
 }
 
 #[cfg(test)]

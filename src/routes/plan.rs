@@ -104,24 +104,12 @@ fn spec(route: &Declared, config: &RoutesConfig) -> RouteSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::routes::{Param, ParamPlace, RouteSource};
+    use crate::routes::RouteSource;
 
     fn declared(method: &str, pattern: &str, body: Option<&str>) -> Declared {
         Declared {
-            method: method.into(),
-            pattern: pattern.into(),
-            params: crate::routes::fill::path_params(pattern)
-                .into_iter()
-                .map(|name| Param {
-                    name,
-                    place: ParamPlace::Path,
-                    required: true,
-                    ..Param::default()
-                })
-                .collect(),
             body: body.map(String::from),
-            source: RouteSource::OpenApi,
-            origin: "test".into(),
+            ..Declared::from_path(method, pattern, RouteSource::OpenApi, "test")
         }
     }
 
