@@ -471,22 +471,9 @@ fn render_table(out: &mut String, route: &RouteResult, unit: &str, work: Work) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Figure, RouteDiscovery, RouteResult, SkippedRoute, Verdict, VerdictKind};
+    use crate::model::{RouteDiscovery, SkippedRoute, VerdictKind};
 
-    fn route(name: &str, kind: VerdictKind, bytes: f64) -> RouteResult {
-        RouteResult {
-            route: name.into(),
-            verdict: Some(Verdict {
-                kind,
-                figure: Figure {
-                    bytes_per_request: bytes,
-                    ..Figure::default()
-                },
-                ..Verdict::default()
-            }),
-            ..RouteResult::default()
-        }
-    }
+    use crate::report::ranking::judged_route as route;
 
     #[test]
     fn found_routes_head_the_overview_leaks_first_keeping_their_anchors() {

@@ -6,8 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{Quantity, RouteResult, RunResult, VerdictKind};
-use crate::units::per_request;
+use crate::model::{RouteResult, RunResult, VerdictKind};
 
 /// Where a verdict ranks: leaks, then undecided, then clean.
 fn group(route: &RouteResult) -> u8 {
@@ -27,16 +26,9 @@ fn kept(route: &RouteResult) -> f64 {
 }
 
 fn figure_text(route: &RouteResult) -> String {
-    let Some(verdict) = &route.verdict else {
-        return "-".into();
-    };
-    match verdict.figure.unit() {
-        Quantity::Bytes => per_request(verdict.figure.bytes_per_request),
-        _ => format!(
-            "{:.2} {}",
-            verdict.figure.bytes_per_request, verdict.figure.metric
-        ),
-    }
+    route
+        .figure()
+        .map_or("-".to_string(), super::series_view::figure_text)
 }
 
 fn holder(route: &RouteResult) -> String {
@@ -73,7 +65,7 @@ pub fn render(out: &mut String, result: &RunResult, unit: &str) -> std::fmt::Res
     )?;
     writeln!(
         out,
-        "  {:<width$}  {:<19}  {:>10}  HOLDER",
+        "  {:<width$}  {:<19}  {:<22}  HOLDER",
         "ROUTE", "VERDICT", "KEPT"
     )?;
     for route in rows {
@@ -83,7 +75,7 @@ pub fn render(out: &mut String, result: &RunResult, unit: &str) -> std::fmt::Res
             .map_or("-".to_string(), |v| v.kind.to_string());
         writeln!(
             out,
-            "  {:<width$}  {:<19}  {:>10}  {}",
+            "  {:<width$}  {:<19}  {:<22}  {}",
             route.route,
             verdict,
             figure_text(route),
@@ -102,25 +94,30 @@ pub fn render(out: &mut String, result: &RunResult, unit: &str) -> std::fmt::Res
     Ok(())
 }
 
+/// A route with a verdict of `kind` keeping `bytes` per unit: what the
+/// reports' ranking tests are made of.
+#[cfg(test)]
+pub(crate) fn judged_route(name: &str, kind: VerdictKind, bytes: f64) -> RouteResult {
+    use crate::model::{Figure, Verdict};
+    RouteResult {
+        route: name.into(),
+        verdict: Some(Verdict {
+            kind,
+            figure: Figure {
+                bytes_per_request: bytes,
+                ..Figure::default()
+            },
+            ..Verdict::default()
+        }),
+        ..RouteResult::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Figure, Verdict};
 
-    fn route(name: &str, kind: VerdictKind, bytes: f64) -> RouteResult {
-        RouteResult {
-            route: name.into(),
-            verdict: Some(Verdict {
-                kind,
-                figure: Figure {
-                    bytes_per_request: bytes,
-                    ..Figure::default()
-                },
-                ..Verdict::default()
-            }),
-            ..RouteResult::default()
-        }
-    }
+    use judged_route as route;
 
     #[test]
     fn leaks_come_first_then_undecided_then_clean_each_by_what_it_keeps() {
