@@ -5,10 +5,9 @@
 // loading the test file in that process (the runner's `test`, `describe`
 // and `expect` replaced by stand-ins that run the bodies), where this
 // same call registers the function instead of checking it.
-const { spawn } = require('node:child_process');
 const { pathToFileURL, fileURLToPath } = require('node:url');
 const path = require('node:path');
-const { findBinary } = require('./binary.cjs');
+const { runLeakcheck, runError } = require('./spawn.cjs');
 
 /** Set in the process leakcheck's harness runs a test file in. */
 const CLOSURE_KEY = process.env.LEAKCHECK_FN_CLOSURE;
@@ -94,45 +93,22 @@ function checkFunction(target, options = {}) {
       return new Promise(() => {});
     }
   }
-  return new Promise((resolve, reject) => {
-    let args;
-    let binary;
-    try {
-      args = fnArgs(target, options, site);
-      binary = findBinary();
-    } catch (error) {
-      reject(error);
-      return;
-    }
-    const env = { ...process.env };
-    if (site) env.LEAKCHECK_FN_CLOSURE = site.key;
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-    const out = [];
-    let err = '';
-    child.stdout.on('data', (chunk) => out.push(chunk));
-    child.stderr.on('data', (chunk) => { err += chunk; });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      let result;
-      try {
-        result = JSON.parse(Buffer.concat(out).toString('utf8'));
-      } catch {
-        result = undefined;
-      }
-      if (code === 0 && result) return resolve(result);
-      if (code === 1 && result) {
-        if (options.allowLeak) return resolve(result);
-        const error = new Error(leakMessage(result));
-        error.result = result;
-        return reject(error);
-      }
-      const lines = err.split('\n').filter((l) => l.startsWith('error:') || l.startsWith('inconclusive:'));
-      const error = new Error(lines.length > 0 ? lines.join('\n') : `leakcheck exited with ${code ?? signal}`);
-      error.exitCode = code;
-      error.result = result;
-      reject(error);
-    });
-  });
+  return checkOutside(target, options, site);
+}
+
+async function checkOutside(target, options, site) {
+  const args = fnArgs(target, options, site);
+  const env = { ...process.env };
+  if (site) env.LEAKCHECK_FN_CLOSURE = site.key;
+  const run = await runLeakcheck(args, { env });
+  if (run.code === 0 && run.result) return run.result;
+  if (run.code === 1 && run.result) {
+    if (options.allowLeak) return run.result;
+    const error = new Error(leakMessage(run.result));
+    error.result = run.result;
+    throw error;
+  }
+  throw runError(run);
 }
 
 module.exports = { checkFunction, fnArgs };

@@ -3,9 +3,9 @@
 //   const { check, assertNoLeak } = require('leakcheck');
 //   const result = await check({ url, routes: ['/users'], command: ['node', 'server.js'] });
 //   assertNoLeak(result, { maxRetainedPerRequest: 64 });
-const { spawn } = require('node:child_process');
 const { AssertionError } = require('node:assert');
 const { findBinary } = require('./binary.cjs');
+const { runLeakcheck, runError } = require('./spawn.cjs');
 
 /** Options that take a value, and their flag; an array repeats the flag. */
 const VALUE_FLAGS = [
@@ -87,45 +87,11 @@ function runArgs(options) {
  * (the result says so); exit 2 (an error, or an inconclusive verdict)
  * rejects with the message, `exitCode` and the partial `result` attached.
  */
-function check(options) {
-  return new Promise((resolve, reject) => {
-    let binary;
-    let args;
-    try {
-      args = runArgs(options);
-      binary = findBinary();
-    } catch (error) {
-      reject(error);
-      return;
-    }
-    const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = [];
-    let err = '';
-    child.stdout.on('data', (chunk) => out.push(chunk));
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-      if (!options.quiet) process.stderr.write(chunk);
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      let result;
-      try {
-        result = JSON.parse(Buffer.concat(out).toString('utf8'));
-      } catch {
-        result = undefined;
-      }
-      if ((code === 0 || code === 1) && result) {
-        resolve(result);
-        return;
-      }
-      const lines = err.split('\n').filter((l) => l.startsWith('error:') || l.startsWith('inconclusive:'));
-      const why = lines.length > 0 ? lines.join('\n') : `leakcheck exited with ${code ?? signal}`;
-      const error = new Error(why);
-      error.exitCode = code;
-      error.result = result;
-      reject(error);
-    });
-  });
+async function check(options) {
+  const args = runArgs(options);
+  const run = await runLeakcheck(args, { echo: !options.quiet });
+  if ((run.code === 0 || run.code === 1) && run.result) return run.result;
+  throw runError(run);
 }
 
 /**
