@@ -75,7 +75,6 @@ async fn discover(session: &mut Session<'_>) -> anyhow::Result<Option<Found>> {
     }
     let reach = Reach {
         inspector: probe.as_ref().and_then(|p| p.inspector()),
-        addr: session.http.addr,
         command: &settings.target.command,
     };
     find(discovery, reach).await

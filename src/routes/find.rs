@@ -4,7 +4,6 @@
 //! a Next.js build (every page, no methods), the live app's router
 //! (methods and paths).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -33,12 +32,11 @@ pub struct Discovery {
     pub methods: Vec<String>,
 }
 
-/// What the sources can reach: the target's inspector (the app's router),
-/// its address (an OpenAPI URL it serves), its command (a Next.js app's
-/// folder).
+/// What the sources can reach: the target's inspector (the app's router)
+/// and its command (a Next.js app's folder). An OpenAPI URL is read like
+/// any URL leakcheck is given: loopback only (`net::resolve_http`).
 pub struct Reach<'a> {
     pub inspector: Option<&'a Inspector>,
-    pub addr: SocketAddr,
     pub command: &'a [String],
 }
 
@@ -56,7 +54,7 @@ pub struct Found {
 /// any.
 pub async fn find(settings: &Discovery, reach: Reach<'_>) -> anyhow::Result<Option<Found>> {
     let declared = match settings.from {
-        SourceChoice::OpenApi => Some(openapi(settings, &reach).await?),
+        SourceChoice::OpenApi => Some(openapi(settings).await?),
         SourceChoice::Next => {
             let build = next_build(settings, &reach).ok_or_else(|| {
                 anyhow::anyhow!(
@@ -97,7 +95,7 @@ pub async fn find(settings: &Discovery, reach: Reach<'_>) -> anyhow::Result<Opti
 
 async fn auto(settings: &Discovery, reach: &Reach<'_>) -> anyhow::Result<Option<Vec<Declared>>> {
     if settings.openapi.is_some() {
-        return Ok(Some(openapi(settings, reach).await?));
+        return Ok(Some(openapi(settings).await?));
     }
     if let Some(build) = next_build(settings, reach) {
         return Ok(Some(super::next::read(&build)?));
@@ -120,16 +118,13 @@ async fn app(reach: &Reach<'_>) -> anyhow::Result<Vec<Declared>> {
         .context("reading the app's router through the inspector failed")
 }
 
-async fn openapi(settings: &Discovery, reach: &Reach<'_>) -> anyhow::Result<Vec<Declared>> {
+async fn openapi(settings: &Discovery) -> anyhow::Result<Vec<Declared>> {
     let Some(location) = &settings.openapi else {
         anyhow::bail!("no OpenAPI document: give --openapi FILE|URL");
     };
     let text = if location.starts_with("http://") || location.starts_with("https://") {
         let http = crate::net::resolve_http(location, false)
             .with_context(|| format!("--openapi {location}"))?;
-        if http.addr != reach.addr && !http.addr.ip().is_loopback() {
-            anyhow::bail!("--openapi {location}: only loopback URLs are read");
-        }
         let (status, body) = crate::net::http_get(http.addr, &http.path, DOCUMENT_TIMEOUT)
             .await
             .with_context(|| format!("--openapi {location}"))?;

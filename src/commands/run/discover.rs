@@ -36,7 +36,6 @@ pub(super) async fn routes_to_check(
     let probe = session.probe(result).await?;
     let reach = Reach {
         inspector: probe.inspector(),
-        addr: session.http.addr,
         command: &settings.target.command,
     };
     let Some(found) = find(discovery, reach).await? else {
