@@ -8,6 +8,7 @@ pub(crate) mod cycle;
 pub mod diagnosis;
 pub mod function;
 pub(crate) mod inspector;
+pub mod known;
 pub(crate) mod limits;
 pub mod load;
 pub mod model;

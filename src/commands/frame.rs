@@ -156,6 +156,7 @@ impl Frame {
             "done in {:.2} s",
             self.started.elapsed().as_secs_f64()
         ));
+        crate::known::recognise_all(&mut result);
         if let (Some(previous), Some(path)) = (&self.previous, &self.output.baseline) {
             result.comparison = Some(crate::report::baseline::compare(
                 previous,

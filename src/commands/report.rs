@@ -9,6 +9,8 @@ use super::frame::RunEnd;
 
 pub async fn run(props: ReportProps) -> anyhow::Result<RunEnd> {
     let mut result = load_result(&props.result)?;
+    // A result saved before an entry was added is recognised now.
+    crate::known::recognise_all(&mut result);
     attach_comparison(&mut result, &props.output)?;
     emit_all(&result, &props.output)?;
     let regressed = result

@@ -51,6 +51,10 @@ pub struct Diagnosis {
     /// profile failed), each with why; the rest stands without it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The catalogue's entry this diagnosis matches (`known-leaks/`), at a
+    /// version it affects.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_leak: Option<super::KnownLeak>,
 }
 
 impl Diagnosis {

@@ -8,6 +8,7 @@
 
 mod diagnosis;
 mod isolate;
+mod known;
 mod load_report;
 mod loop_stats;
 mod memory;
@@ -27,6 +28,7 @@ pub use diagnosis::{
     ListenerGrowth, Owner, PathStep, SourceLocation,
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
+pub use known::KnownLeak;
 pub use load_report::{LatencySummary, LoadReport, StatusCounts, is_zero};
 pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
 pub use memory::{Exhaustion, ExhaustionCause, Limits, Peak};

@@ -7,7 +7,7 @@ use crate::model::{CollectionState, Diagnosis, Holder, HolderKind, Owner};
 
 /// " in pages/index.js": where the holder is declared, its original
 /// source first; empty when unknown.
-pub(super) fn place_of(holder: &Holder) -> String {
+pub fn place_of(holder: &Holder) -> String {
     holder
         .original_script
         .as_deref()

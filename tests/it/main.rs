@@ -14,6 +14,7 @@ mod faults;
 mod function;
 mod handles;
 mod hostile;
+mod known;
 mod layering;
 mod load;
 mod memory;

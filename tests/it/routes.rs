@@ -5,41 +5,16 @@
 //! holder, and leaves the rest clean. The frameworks are installed from
 //! npm once per build directory (tests/targets/apps/package.json).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use leakcheck::model::VerdictKind;
 use serde_json::Value;
 
 use crate::util::*;
 
-/// tests/targets/apps with its packages installed, in the build
-/// directory's scratch space (reinstalled when package.json changes).
+/// tests/targets/apps with its packages installed (`npm_project`).
 fn apps() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("route-apps");
-    std::fs::create_dir_all(&dir).unwrap();
-    // Tests of this file run as processes at once: one installs, the
-    // others wait.
-    let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
-    lock.lock().unwrap();
-    let mut changed = false;
-    for source in ["package.json", "shop.cjs", "shop.openapi.yaml"] {
-        let from = std::fs::read(repo_path(&format!("tests/targets/apps/{source}"))).unwrap();
-        let to = dir.join(source);
-        if std::fs::read(&to).ok().as_deref() != Some(&from[..]) {
-            std::fs::write(&to, from).unwrap();
-            changed |= source == "package.json";
-        }
-    }
-    if changed || !dir.join("node_modules/.package-lock.json").exists() {
-        let status = Command::new("npm")
-            .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
-            .arg(&dir)
-            .status()
-            .expect("npm runs");
-        assert!(status.success(), "npm install of the route apps failed");
-    }
-    dir
+    npm_project("apps", &["shop.cjs", "shop.openapi.yaml"])
 }
 
 fn shop(port: u16, framework: &str) -> Vec<String> {

@@ -553,3 +553,36 @@ pub fn line_of(path: &str, needle: &str) -> u32 {
         .map(|i| i as u32 + 1)
         .unwrap_or_else(|| panic!("{needle} not in {path}"))
 }
+
+/// `tests/targets/<folder>` copied into the build directory's scratch
+/// space with its package.json's dependencies installed from npm: once per
+/// build directory, again when a copied file changes. Tests of one file
+/// run as processes at once: one installs, the others wait on a lock.
+pub fn npm_project(folder: &str, files: &[&str]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(folder.replace('/', "-"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
+    lock.lock().unwrap();
+    let mut changed = false;
+    for source in std::iter::once(&"package.json").chain(files) {
+        let from = std::fs::read(repo_path(&format!("tests/targets/{folder}/{source}"))).unwrap();
+        let to = dir.join(source);
+        if std::fs::read(&to).ok().as_deref() != Some(&from[..]) {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(&to, from).unwrap();
+            changed |= *source == "package.json";
+        }
+    }
+    if changed || !dir.join("node_modules/.package-lock.json").exists() {
+        let status = Command::new("npm")
+            .args(["install", "--silent", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .status()
+            .expect("npm runs");
+        assert!(
+            status.success(),
+            "npm install in tests/targets/{folder} failed"
+        );
+    }
+    dir
+}

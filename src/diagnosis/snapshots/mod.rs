@@ -217,6 +217,7 @@ pub async fn diagnose(
         target_rss_after: rss_after,
         profile_seconds,
         missing,
+        known_leak: None,
     };
     crate::diagnosis::attribute::attribute(inspector, &mut diagnosis).await;
     Ok(Diagnosed {

