@@ -6,6 +6,7 @@ pub(crate) mod cli;
 pub mod commands;
 pub(crate) mod cycle;
 pub mod diagnosis;
+pub mod evidence;
 pub mod function;
 pub(crate) mod inspector;
 pub mod known;
@@ -47,6 +48,7 @@ pub fn run() -> ExitCode {
         // start and stop around them.
         Command::Inspect(args) => commands::heap::inspect(args.into_props()).map(clean),
         Command::Diff(args) => commands::heap::diff(args.into_props()).map(clean),
+        Command::Redact(args) => commands::heap::redact(&args.snapshots, &args.out).map(clean),
         command => run_async(command),
     };
     match outcome {
@@ -84,7 +86,7 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
             Command::Report(args) => commands::report::run(args.into_props()?).await,
-            Command::Inspect(_) | Command::Diff(_) => {
+            Command::Inspect(_) | Command::Diff(_) | Command::Redact(_) => {
                 unreachable!("`run` runs the snapshot commands without the runtime")
             }
         }

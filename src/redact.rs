@@ -28,6 +28,57 @@ fn is_secret_name(name: &str) -> bool {
     SECRET_NAMES.iter().any(|s| name.contains(s)) || name.ends_with("-key") || name == "key"
 }
 
+/// Headers whose values say nothing about the user (kept in a
+/// command line shown in a report); every other `-H` value is hidden.
+const PLAIN_HEADERS: [&str; 6] = [
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "cache-control",
+    "content-type",
+    "user-agent",
+];
+
+/// leakcheck's own arguments as they may be shown: every request body
+/// (`-b`, `--body`) and every header value but the plain ones above
+/// hidden as `***`, then each word through `command`'s rules.
+pub fn arguments(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut next_is = "";
+    for arg in args {
+        let shown = match next_is {
+            "header" => header(arg),
+            "body" => HIDDEN.to_string(),
+            _ => {
+                if let Some(value) = arg.strip_prefix("--header=") {
+                    format!("--header={}", header(value))
+                } else if arg.starts_with("--body=") {
+                    format!("--body={HIDDEN}")
+                } else {
+                    command(arg)
+                }
+            }
+        };
+        next_is = match arg.as_str() {
+            "-H" | "--header" => "header",
+            "-b" | "--body" => "body",
+            _ => "",
+        };
+        out.push(shown);
+    }
+    out
+}
+
+fn header(text: &str) -> String {
+    match text.split_once(':') {
+        Some((name, _)) if PLAIN_HEADERS.contains(&name.trim().to_ascii_lowercase().as_str()) => {
+            text.to_string()
+        }
+        Some((name, _)) => format!("{name}: {HIDDEN}"),
+        None => HIDDEN.to_string(),
+    }
+}
+
 /// The command with secret values replaced by `***`, its spacing kept.
 pub fn command(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -87,7 +138,33 @@ fn hidden(word: &str, bare: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::command;
+    use super::{arguments, command};
+
+    #[test]
+    fn header_values_and_bodies_are_hidden_in_arguments() {
+        let args: Vec<String> = [
+            "run",
+            "-H",
+            "Cookie: sid=s3cr3t",
+            "--header=X-Team: blue",
+            "-H",
+            "Content-Type: application/json",
+            "-b",
+            "{\"password\":\"hunter2\"}",
+            "--",
+            "node",
+            "server.js",
+            "--token=abc",
+        ]
+        .map(String::from)
+        .to_vec();
+        let shown = arguments(&args).join(" ");
+        assert_eq!(
+            shown,
+            "run -H Cookie: *** --header=X-Team: *** -H Content-Type: application/json -b *** \
+             -- node server.js --token=***"
+        );
+    }
 
     #[test]
     fn hides_the_forms_secrets_take_in_a_command() {

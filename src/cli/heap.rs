@@ -36,3 +36,14 @@ pub struct DiffArgs {
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
 }
+
+#[derive(Debug, Args)]
+pub struct RedactArgs {
+    /// The .heapsnapshot files to redact (a before/after pair keeps equal
+    /// strings equal across both).
+    #[arg(required = true)]
+    pub snapshots: Vec<std::path::PathBuf>,
+    /// The folder the redacted copies are written to, under the same names.
+    #[arg(short, long, value_name = "DIR")]
+    pub out: std::path::PathBuf,
+}

@@ -64,4 +64,7 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Compare two heap snapshots of one process and name what holds the growth.
     Diff(DiffArgs),
+    /// Rewrite heap snapshots with every string value replaced by its length and
+    /// a hash (names kept), fit to attach to a public issue.
+    Redact(RedactArgs),
 }

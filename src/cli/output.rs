@@ -19,6 +19,16 @@ pub struct OutputArgs {
     /// How much growth against --baseline is tolerated, in percent.
     #[arg(long, value_name = "PERCENT", default_value_t = 20.0)]
     pub tolerance: f64,
+    /// Write an issue draft per diagnosed leak to DIR (versions, retainer path,
+    /// storing line, the command that reproduces it). Without it, a draft is
+    /// written beside --html when a dependency or Node holds the leak.
+    #[arg(long, value_name = "DIR")]
+    pub issue_draft: Option<std::path::PathBuf>,
+    /// Write a redacted evidence bundle to DIR: the diagnosis snapshots with
+    /// every string value replaced by its length and a hash, the JSON and
+    /// HTML reports, and a manifest; fit to attach to a public issue.
+    #[arg(long, value_name = "DIR")]
+    pub evidence: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

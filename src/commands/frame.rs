@@ -56,6 +56,19 @@ impl Frame {
                 target.check_writable(flag)?;
             }
         }
+        for (flag, dir) in [
+            ("--issue-draft", &output.issue_draft),
+            ("--evidence", &output.evidence),
+        ] {
+            if let Some(dir) = dir {
+                std::fs::create_dir_all(dir).with_context(|| {
+                    format!(
+                        "{flag} {} cannot be created: give a writable folder",
+                        dir.display()
+                    )
+                })?;
+            }
+        }
         if let Some(dir) = snapshots {
             crate::private_file::private_dir(dir)
                 .with_context(|| format!("--snapshots {} cannot be used", dir.display()))?;
@@ -157,6 +170,9 @@ impl Frame {
             self.started.elapsed().as_secs_f64()
         ));
         crate::known::recognise_all(&mut result);
+        if result.settings.invocation.is_none() {
+            result.settings.invocation = Some(super::exports::invocation());
+        }
         if let (Some(previous), Some(path)) = (&self.previous, &self.output.baseline) {
             result.comparison = Some(crate::report::baseline::compare(
                 previous,
@@ -166,6 +182,7 @@ impl Frame {
             ));
         }
         crate::report::emit_all(&result, &self.output)?;
+        super::exports::write_exports(&result, &self.output, &|m| self.progress.say(m))?;
         if let Some(error) = &result.outcome.error {
             eprintln!("error: {error}");
         }

@@ -128,3 +128,37 @@ pub fn diff(args: DiffProps) -> anyhow::Result<()> {
         pretty_json(&report)
     })
 }
+
+/// `leakcheck redact`: each snapshot rewritten into `out` under its own
+/// name, with one key for all of them; prints the rate, for the bench.
+pub fn redact(snapshots: &[std::path::PathBuf], out: &std::path::Path) -> anyhow::Result<()> {
+    keep_freed_memory();
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("--out {} cannot be created", out.display()))?;
+    let redactor = crate::snapshot::Redactor::default();
+    for from in snapshots {
+        let name = from.file_name().ok_or_else(|| {
+            anyhow::anyhow!("{} is not a file: give .heapsnapshot files", from.display())
+        })?;
+        let to = out.join(name);
+        if to.canonicalize().ok() == from.canonicalize().ok() {
+            anyhow::bail!(
+                "{} would overwrite itself: give --out another folder",
+                from.display()
+            );
+        }
+        let started = Instant::now();
+        let done = redactor.redact(from, &to)?;
+        let seconds = started.elapsed().as_secs_f64();
+        crate::report::to_stderr(&format!(
+            "{}: {} strings, {} kept as names, {} redacted; {:.1} MB in {seconds:.2} s ({:.0} MB/s)\n",
+            to.display(),
+            done.strings,
+            done.kept,
+            done.strings - done.kept,
+            done.bytes_in as f64 / 1e6,
+            done.bytes_in as f64 / 1e6 / seconds.max(1e-9)
+        ));
+    }
+    Ok(())
+}

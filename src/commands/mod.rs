@@ -1,6 +1,7 @@
 //! One module per subcommand; each takes its props and returns how it ended.
 
 pub mod exit;
+pub mod exports;
 pub mod frame;
 pub mod function;
 pub mod heap;

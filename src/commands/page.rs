@@ -357,6 +357,7 @@ fn new_result(props: &PageProps) -> RunResult {
                 max_requests: u64::from(seq.max_cycles) * props.iterations,
             }),
             discovery: None,
+            invocation: None,
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

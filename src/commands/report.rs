@@ -13,6 +13,9 @@ pub async fn run(props: ReportProps) -> anyhow::Result<RunEnd> {
     crate::known::recognise_all(&mut result);
     attach_comparison(&mut result, &props.output)?;
     emit_all(&result, &props.output)?;
+    super::exports::write_exports(&result, &props.output, &|m| {
+        crate::report::to_stderr(&format!("{m}\n"))
+    })?;
     let regressed = result
         .comparison
         .as_ref()

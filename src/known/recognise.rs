@@ -126,9 +126,24 @@ fn involved(entry: &Entry, diagnosis: &Diagnosis, facts: &TargetFacts) -> Option
             }
         }
     }
-    let installed = facts
-        .cwd
-        .and_then(|cwd| installed_version(cwd, &entry.package));
+    // Node resolves a package from the requiring file's folder up: the
+    // app's scripts first, then the working directory.
+    let app_scripts = diagnosis
+        .holders
+        .iter()
+        .filter(|h| h.owner == Some(Owner::App))
+        .filter_map(|h| h.script.as_deref())
+        .chain(
+            diagnosis
+                .allocation_sites
+                .iter()
+                .filter(|s| s.owner == Some(Owner::App))
+                .map(|s| s.url.as_str()),
+        )
+        .filter_map(|url| Path::new(url.strip_prefix("file://").unwrap_or(url)).parent());
+    let installed = app_scripts
+        .chain(facts.cwd)
+        .find_map(|dir| installed_version(dir, &entry.package));
     match installed {
         Some(version) => Some(Some(version)),
         None => seen.then_some(None),

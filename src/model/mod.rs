@@ -115,6 +115,10 @@ pub struct Settings {
     /// Where the routes came from when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discovery: Option<RouteDiscovery>,
+    /// The leakcheck command line that ran this check, quoted for a shell,
+    /// with header values, bodies and secret-looking values hidden as `***`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<String>,
 }
 
 impl Settings {

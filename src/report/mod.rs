@@ -5,6 +5,7 @@ pub mod baseline;
 mod diagnosis_view;
 pub mod heap;
 pub mod html;
+pub mod issue_draft;
 mod json;
 pub mod load_view;
 mod loop_view;

@@ -20,6 +20,10 @@ pub struct OutputProps {
     pub baseline: Option<String>,
     /// A fraction (0.2 for 20 %).
     pub tolerance: f64,
+    /// `--issue-draft DIR`.
+    pub issue_draft: Option<PathBuf>,
+    /// `--evidence DIR`.
+    pub evidence: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

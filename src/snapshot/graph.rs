@@ -228,6 +228,9 @@ pub struct HeapGraph {
     pub strings: Strings,
     /// Bytes of input the snapshot was parsed from.
     pub file_bytes: u64,
+    /// Where the `strings` array lies in the file: the offset of its value
+    /// and the offset just past its `]` (what `redact.rs` rewrites).
+    pub(crate) strings_span: (u64, u64),
 }
 
 impl HeapGraph {

@@ -23,6 +23,7 @@ mod paths;
 mod phases;
 #[cfg(test)]
 mod random;
+mod redact;
 mod report;
 mod reuse;
 mod tally;
@@ -37,6 +38,7 @@ pub use graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType, Retainers, String
 pub use growth::{GrowthRow, grew_by_self_size};
 pub use parse::{ParseOptions, SnapshotParseError, parse, parse_sized, parse_with};
 pub use paths::Paths;
+pub use redact::{Redacted, Redactor, name_like};
 pub use report::{
     BeforeSummary, DiffReport, InspectReport, Totals, diff_graph, inspect_graph, summarise_before,
 };

@@ -36,7 +36,12 @@ fn node_of(name: &str) -> String {
 
 /// Runs a fixed, short check of `/` on `script` under `node` (3 cycles of
 /// 2000 requests: every entry's leak is far above that resolution).
-fn check(script: &str, node: &str, env: &[(&str, &str)]) -> (Finished, RouteResult) {
+fn check(
+    script: &str,
+    node: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> (Finished, RouteResult) {
     let dir = project();
     let port = free_port();
     let target = vec![
@@ -47,8 +52,13 @@ fn check(script: &str, node: &str, env: &[(&str, &str)]) -> (Finished, RouteResu
     let finished = RunArgs::new(port)
         .routes(&["/"])
         .cycles(3)
-        .requests("2000")
+        .args(if extra.contains(&"-a") {
+            &[]
+        } else {
+            &["-a", "2000"]
+        })
         .envs(env)
+        .args(extra)
         .run(&target);
     let route = finished.result().routes[0].clone();
     (finished, route)
@@ -57,7 +67,7 @@ fn check(script: &str, node: &str, env: &[(&str, &str)]) -> (Finished, RouteResu
 /// Checks `script` and asserts the entry `id` was recognised; returns it
 /// and the verdict's action.
 fn recognised(script: &str, id: &str) -> (KnownLeak, String) {
-    recognised_under(script, id, &node(), &[])
+    recognised_under(script, id, &node(), &[], &[])
 }
 
 fn recognised_under(
@@ -65,8 +75,9 @@ fn recognised_under(
     id: &str,
     node: &str,
     env: &[(&str, &str)],
+    extra: &[&str],
 ) -> (KnownLeak, String) {
-    let (finished, route) = check(script, node, env);
+    let (finished, route) = check(script, node, env, extra);
     assert_eq!(finished.code, 1, "{script}: {}", finished.stderr);
     let diagnosis = route.diagnosis.as_ref().expect("the leak was diagnosed");
     let known = diagnosis
@@ -106,11 +117,14 @@ fn clean_under(script: &str, node: &str, env: &[(&str, &str)]) {
 
 #[test]
 fn node_timers_used_as_numbers_are_named_on_20_15_and_clean_on_20_16() {
+    let drafts = tempfile::tempdir().unwrap();
+    let dir = drafts.path().display().to_string();
     let (known, action) = recognised_under(
         "node-timer-primitive.cjs",
         "node-timer-to-primitive",
         &node_of("node-affected"),
         &[],
+        &["--issue-draft", &dir],
     );
     assert_eq!(known.version.as_deref(), Some("20.15.0"));
     assert!(
@@ -121,6 +135,21 @@ fn node_timers_used_as_numbers_are_named_on_20_15_and_clean_on_20_16() {
         "{action}"
     );
     assert!(action.contains("`knownTimersById`"), "{action}");
+    let draft = std::fs::read_to_string(drafts.path().join("issue-root.md")).unwrap();
+    for expected in [
+        "# Memory leak: `knownTimersById` keeps",
+        "This matches a known bug: [nodejs/node#53335](https://github.com/nodejs/node/issues/53335)",
+        "- Node: v20.15.0",
+        "[context knownTimersById]",
+        "```sh\nleakcheck run --url http://127.0.0.1:",
+        "--cycles 3 -a 2000",
+        "The request that leaks: `GET /`.",
+    ] {
+        assert!(
+            draft.contains(expected),
+            "{expected:?} not in the draft:\n{draft}"
+        );
+    }
     clean_under("node-timer-primitive.cjs", &node_of("node-fixed"), &[]);
 }
 
@@ -141,43 +170,57 @@ fn debug_loggers_made_per_request_are_named_on_4_1_and_clean_on_4_3() {
 
 #[test]
 fn misused_packages_are_named_with_their_fix() {
+    // Requests per cycle: far above each leak's resolution, and few where
+    // each request is slow (a jsdom window) or keeps much (a listener
+    // with a logger behind it).
     let cases = [
         (
             "winston-handle-exceptions.cjs",
             "winston-handle-exceptions",
             "winston",
+            "400",
         ),
         (
             "axios-interceptor.cjs",
             "axios-interceptor-per-request",
             "axios",
+            "2000",
         ),
-        ("jsdom-window.cjs", "jsdom-window-not-closed", "jsdom"),
+        (
+            "jsdom-window.cjs",
+            "jsdom-window-not-closed",
+            "jsdom",
+            "150",
+        ),
         (
             "express-session-memory.cjs",
             "express-session-memory-store",
             "express-session",
+            "2000",
         ),
         (
             "prom-client-labels.cjs",
             "prom-client-unbounded-labels",
             "prom-client",
+            "2000",
         ),
         (
             "dataloader-shared.cjs",
             "dataloader-shared-cache",
             "dataloader",
+            "2000",
         ),
-        ("ajv-compile.cjs", "ajv-compile-per-call", "ajv"),
+        ("ajv-compile.cjs", "ajv-compile-per-call", "ajv", "500"),
     ];
     // Two at a time: each target is a real server under load.
     std::thread::scope(|scope| {
         for pair in cases.chunks(2) {
             let checks: Vec<_> = pair
                 .iter()
-                .map(|(script, id, package)| {
+                .map(|(script, id, package, requests)| {
                     scope.spawn(move || {
-                        let (known, action) = recognised(script, id);
+                        let (known, action) =
+                            recognised_under(script, id, &node(), &[], &["-a", requests]);
                         assert_eq!(known.kind, "misuse");
                         assert!(
                             action.starts_with(&format!("Known misuse of {package} (")),
@@ -194,4 +237,45 @@ fn misused_packages_are_named_with_their_fix() {
             }
         }
     });
+}
+
+#[test]
+fn a_dependency_s_leak_gets_a_draft_beside_the_html_and_a_bundle_with_no_raw_snapshot_left() {
+    let out = tempfile::tempdir().unwrap();
+    let html = out.path().join("report.html");
+    let bundle = out.path().join("bundle");
+    let (finished, route) = check(
+        "express-session-memory.cjs",
+        &node(),
+        &[],
+        &[
+            "--html",
+            html.to_str().unwrap(),
+            "--evidence",
+            bundle.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    let draft = std::fs::read_to_string(out.path().join("report.issue-root.md"))
+        .unwrap_or_else(|e| panic!("no draft beside the HTML ({e}): {}", finished.stderr));
+    assert!(draft.contains("This matches a known misuse"), "{draft}");
+    assert!(draft.contains("- express-session: 1.18.2"), "{draft}");
+    let diagnosis = route.diagnosis.unwrap();
+    assert_eq!(diagnosis.snapshot_files.len(), 2);
+    for raw in &diagnosis.snapshot_files {
+        assert!(
+            !std::path::Path::new(raw).exists(),
+            "{raw}: an unredacted snapshot outlived the bundle"
+        );
+    }
+    for name in [
+        "root-before.heapsnapshot",
+        "root-after.heapsnapshot",
+        "manifest.json",
+    ] {
+        assert!(
+            bundle.join(name).is_file(),
+            "{name} missing from the bundle"
+        );
+    }
 }

@@ -10,6 +10,7 @@ mod attach;
 mod attribution;
 mod deadlines;
 mod diagnose;
+mod evidence;
 mod faults;
 mod function;
 mod handles;

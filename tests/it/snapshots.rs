@@ -283,3 +283,65 @@ fn inspect_reports_the_same_without_string_values() {
         assert_eq!(report(true), report(false), "{}", file.display());
     }
 }
+
+/// `leakcheck redact`: a pair rewritten with one key gives `diff` the same
+/// holders and paths (map keys and values redacted alike); a file that
+/// would overwrite itself is refused; a truncated one names its byte.
+#[test]
+fn a_redacted_pair_reads_the_same_and_bad_input_is_refused() {
+    let (dir, before, after) = scenario("map-cache.mjs", 3000);
+    let out = dir.path().join("redacted");
+    let finished = run_leakcheck(&[
+        "redact",
+        before.to_str().unwrap(),
+        after.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    assert!(finished.stderr.contains("MB/s"), "{}", finished.stderr);
+    let named = |report: DiffReport| -> Vec<(String, String)> {
+        report
+            .holders
+            .iter()
+            .map(|h| (h.name.clone(), h.path_text.clone()))
+            .collect()
+    };
+    let redacted = diff(
+        &out.join("before.heapsnapshot"),
+        &out.join("after.heapsnapshot"),
+    );
+    let original = diff(&before, &after);
+    assert_eq!(named(redacted.clone()), named(original.clone()));
+    assert!(!named(original).is_empty());
+    assert_eq!(redacted.classes, diff(&before, &after).classes);
+
+    let finished = run_leakcheck(&[
+        "redact",
+        before.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(finished.code, 2);
+    assert!(
+        finished.stderr.contains("would overwrite itself"),
+        "{}",
+        finished.stderr
+    );
+    let bytes = std::fs::read(&before).unwrap();
+    let cut = dir.path().join("cut.heapsnapshot");
+    let keep = bytes.len() * 2 / 3;
+    std::fs::write(&cut, &bytes[..keep]).unwrap();
+    let finished = run_leakcheck(&[
+        "redact",
+        cut.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(finished.code, 2);
+    assert!(
+        finished.stderr.contains(&format!("ends at byte {keep}")),
+        "{}",
+        finished.stderr
+    );
+}

@@ -37,6 +37,7 @@ impl FnArgs {
                 max_units: self.max_calls,
             },
         )?;
+        let evidence = self.output.evidence.clone();
         Ok(FnProps {
             module,
             export,
@@ -53,7 +54,7 @@ impl FnArgs {
             grace: self.grace,
             max_retained: self.max_retained,
             diagnose: !self.no_diagnose,
-            snapshots: self.snapshots,
+            snapshots: super::output::snapshots_kept(self.snapshots, evidence.as_deref()),
             output: self.output.into_props(self.json)?,
             quiet: self.quiet,
             node: std::env::var("LEAKCHECK_NODE").unwrap_or_else(|_| "node".into()),

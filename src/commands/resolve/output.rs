@@ -25,6 +25,8 @@ impl OutputArgs {
             markdown: self.markdown,
             baseline: self.baseline,
             tolerance: self.tolerance / 100.0,
+            issue_draft: self.issue_draft,
+            evidence: self.evidence,
         })
     }
 }
@@ -36,9 +38,12 @@ impl ReportArgs {
             && output.html.is_none()
             && output.markdown.is_none()
             && output.baseline.is_none()
+            && output.issue_draft.is_none()
+            && output.evidence.is_none()
         {
             anyhow::bail!(
-                "say what to render: --html FILE, --markdown FILE, --json FILE or --baseline FILE"
+                "say what to render: --html FILE, --markdown FILE, --json FILE, --baseline FILE, \
+                 --issue-draft DIR or --evidence DIR"
             );
         }
         Ok(ReportProps {
@@ -46,4 +51,15 @@ impl ReportArgs {
             output,
         })
     }
+}
+
+/// Where the diagnosis writes its snapshots: `--snapshots DIR`, or with
+/// `--evidence` alone a private folder of the system's temp directory that
+/// the evidence bundle reads and then empties (`crate::evidence`): the
+/// unredacted snapshots never sit inside the folder meant to be shared.
+pub fn snapshots_kept(
+    snapshots: Option<std::path::PathBuf>,
+    evidence: Option<&std::path::Path>,
+) -> Option<std::path::PathBuf> {
+    snapshots.or_else(|| evidence.map(|_| crate::evidence::raw_snapshots_dir()))
 }

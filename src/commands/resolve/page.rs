@@ -39,6 +39,7 @@ impl PageArgs {
                 max_units: self.max_iterations,
             },
         )?;
+        let evidence = self.output.evidence.clone();
         Ok(PageProps {
             url: self.url,
             scenario,
@@ -57,7 +58,7 @@ impl PageArgs {
             max_retained: self.max_retained,
             diagnose: !self.no_diagnose,
             collections: !self.no_collections,
-            snapshots: self.snapshots,
+            snapshots: super::output::snapshots_kept(self.snapshots, evidence.as_deref()),
             grace: self.grace,
             quiet: self.quiet,
         })

@@ -114,6 +114,7 @@ impl RunArgs {
             check_route(route)?;
         }
         let discovery = self.discovery_settings()?;
+        let evidence = self.output.evidence.clone();
         Ok(RunSettings {
             target: TargetSettings {
                 url: self.url,
@@ -145,7 +146,7 @@ impl RunArgs {
                 max_retained: self.max_retained,
                 diagnose: !self.no_diagnose,
                 loop_stats: !self.no_loop_stats,
-                snapshots: self.snapshots,
+                snapshots: super::output::snapshots_kept(self.snapshots, evidence.as_deref()),
                 peak: !self.no_peak,
                 memory_limit: size("--memory-limit", self.memory_limit, MIN_MEMORY_LIMIT)?,
                 max_peak: size("--max-peak", self.max_peak, 1)?,

@@ -157,6 +157,7 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
                 max_requests: u64::from(seq.max_cycles) * props.load.requests,
             }),
             discovery: None,
+            invocation: None,
         },
         routes: Vec::new(),
         outcome: Outcome::default(),

@@ -204,6 +204,7 @@ pub fn parse_with<R: Read>(
                     seen_edges = true;
                 }
                 b"strings" => {
+                    let strings_start = scan.offset();
                     let left = total_bytes.map(|t| t.saturating_sub(scan.offset()));
                     let only_shown =
                         (options.only_shown_strings && seen_edges).then(|| most_strings(left));
@@ -219,6 +220,7 @@ pub fn parse_with<R: Read>(
                         let shown = shown_strings(&graph, only_shown);
                         read_strings(&mut scan, &mut graph.strings, shown.as_ref())?;
                     }
+                    graph.strings_span = (strings_start, scan.offset());
                     seen_strings = true;
                 }
                 _ => scan.skip_value(None)?,
