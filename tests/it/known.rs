@@ -79,6 +79,7 @@ fn recognised_under(
 ) -> (KnownLeak, String) {
     let (finished, route) = check(script, node, env, extra);
     assert_eq!(finished.code, 1, "{script}: {}", finished.stderr);
+    validate(&finished.stdout);
     let diagnosis = route.diagnosis.as_ref().expect("the leak was diagnosed");
     let known = diagnosis
         .known_leak
