@@ -12,6 +12,7 @@ pub(crate) mod inspector;
 pub mod known;
 pub(crate) mod limits;
 pub mod load;
+pub mod mcp;
 pub mod model;
 pub mod net;
 pub mod page;
@@ -86,6 +87,14 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             Command::Sample(args) => commands::sample::run(args.into_props()?).await.map(clean),
             Command::Snapshot(args) => commands::snapshot::run(args.into_props()?).await.map(clean),
             Command::Report(args) => commands::report::run(args.into_props()?).await,
+            Command::Mcp(args) => mcp::serve(mcp::McpProps {
+                allow_remote: args.allow_remote,
+                results: args.results.unwrap_or_else(|| {
+                    std::env::temp_dir().join(format!("leakcheck-mcp-{}", std::process::id()))
+                }),
+            })
+            .await
+            .map(clean),
             Command::Inspect(_) | Command::Diff(_) | Command::Redact(_) => {
                 unreachable!("`run` runs the snapshot commands without the runtime")
             }

@@ -67,4 +67,18 @@ pub enum Command {
     /// Rewrite heap snapshots with every string value replaced by its length and
     /// a hash (names kept), fit to attach to a public issue.
     Redact(RedactArgs),
+    /// Serve the checks to coding agents: a Model Context Protocol server on stdio.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// Let tool calls ask for a target off this machine (`allow_remote`);
+    /// without it they are refused, whatever the agent asks.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Where each call's reports are written, a folder per call [default: a
+    /// folder of the system's temp directory].
+    #[arg(long, value_name = "DIR")]
+    pub results: Option<std::path::PathBuf>,
 }

@@ -18,6 +18,7 @@ mod hostile;
 mod known;
 mod layering;
 mod load;
+mod mcp;
 mod memory;
 mod native;
 mod nextjs;
