@@ -21,6 +21,12 @@ pub fn for_page(route: &RouteResult, unit: &str) -> Option<String> {
     let mut sentences: Vec<String> = Vec::new();
     if let Some(holder) = route.diagnosis.as_ref().and_then(detached_holder) {
         sentences.push(detached_sentence(holder, route.diagnosis.as_ref()?, unit));
+    } else if let Some(attached) = route
+        .diagnosis
+        .as_ref()
+        .and_then(|d| attached_sentence(d, unit))
+    {
+        sentences.push(attached);
     }
     sentences.extend(route.listeners.iter().map(|l| listener_sentence(l, unit)));
     if sentences.is_empty() {
@@ -79,6 +85,41 @@ fn detached_sentence(holder: &Holder, diagnosis: &Diagnosis, unit: &str) -> Stri
     )
 }
 
+/// Elements added to the document each unit and never taken out: no
+/// variable holds them (the document does, through roots the snapshot
+/// cannot name), so the holders are Blink's own structures (`this` of the
+/// window holding an observer table, `(GC roots) @3` holding layout
+/// objects). The grown element class says what stays.
+fn attached_sentence(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
+    let held_by_code = diagnosis.holders.iter().any(|h| {
+        h.class.starts_with('<')
+            && names_a_variable(&h.name)
+            && !h.name.starts_with("the document:")
+    });
+    if held_by_code || diagnosis.requests == 0 {
+        return None;
+    }
+    let grown = diagnosis
+        .classes
+        .iter()
+        .filter(|c| c.class.starts_with('<') && c.delta_count > 0)
+        .max_by_key(|c| c.delta_count)?;
+    let per_unit = grown.delta_count as f64 / diagnosis.requests as f64;
+    if per_unit < ONE_PER_UNIT {
+        return None;
+    }
+    Some(format!(
+        "`{}` nodes stay in the document: {per_unit:.0} added each {unit} and never removed (no \
+         variable holds them; the page does): remove them when the view that adds them closes, \
+         or reuse one",
+        grown.class
+    ))
+}
+
+/// Elements per unit at which a grown element class is what the page
+/// keeps adding (one per visit), not a re-render's churn.
+const ONE_PER_UNIT: f64 = 0.9;
+
 /// Whether a holder's name is one the page's code uses: not a root's
 /// (`(GC roots) @3`), and not slots alone (`[25][1][3][1]`).
 fn names_a_variable(name: &str) -> bool {
@@ -109,6 +150,49 @@ fn upper_first(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn elements_left_in_the_document_are_named_by_their_class_not_by_blink_s_holder() {
+        use crate::model::ClassDiff;
+        let grown = |class: &str, delta: i64| ClassDiff {
+            class: class.into(),
+            delta_count: delta,
+            ..ClassDiff::default()
+        };
+        let route = RouteResult {
+            diagnosis: Some(Diagnosis {
+                requests: 25,
+                holders: vec![Holder {
+                    name: "this".into(),
+                    class: "blink::HeapHashTableBacking<…>".into(),
+                    holder_class: "Window / http://127.0.0.1".into(),
+                    objects: 1,
+                    ..Holder::default()
+                }],
+                classes: vec![
+                    grown("blink::LayoutBlockFlow", 25),
+                    grown("<div class=\"actually-leaking\">", 25),
+                ],
+                ..Diagnosis::default()
+            }),
+            ..RouteResult::default()
+        };
+        let text = for_page(&route, "iteration").expect("a page's words");
+        assert!(
+            text.starts_with(
+                "`<div class=\"actually-leaking\">` nodes stay in the document: 1 added each \
+                 iteration and never removed"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("`this`"), "{text}");
+        // A variable that holds the elements keeps the holder's words.
+        let mut held = route.clone();
+        let diagnosis = held.diagnosis.as_mut().unwrap();
+        diagnosis.holders[0].class = "<div class=\"actually-leaking\">".into();
+        diagnosis.holders[0].name = "views".into();
+        assert_eq!(for_page(&held, "iteration"), None);
+    }
 
     #[test]
     fn a_listener_pile_up_is_worded_for_the_page() {

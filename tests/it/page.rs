@@ -132,6 +132,25 @@ fn a_routers_views_kept_by_a_list_and_by_listeners_are_named_by_the_list_and_the
 }
 
 #[test]
+fn elements_left_in_the_document_are_named_by_their_class() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run("toasts.html", &["click #notify"], &[]);
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    let result = finished.result();
+    let verdict = verdict_of(&result.routes[0]);
+    assert!(
+        verdict.action.starts_with(
+            "`<div class=\"toast\">` nodes stay in the document: 1 added each iteration and never \
+             removed"
+        ),
+        "{}",
+        verdict.action
+    );
+}
+
+#[test]
 fn the_fixed_twin_keeps_nothing() {
     if !chromium_installed() {
         return;
