@@ -57,6 +57,17 @@ pub struct Diagnosis {
     pub known_leak: Option<super::KnownLeak>,
 }
 
+/// Whether what a class names is the engine's, not the app's: compiled
+/// code and feedback (a router's `matchRoute` re-optimised under load was
+/// named as the holder of a page's leak), object shapes, and Blink's and
+/// V8's C++ structures (`blink::HeapHashTableBacking<…>`).
+pub fn is_engine_class(class: &str) -> bool {
+    matches!(
+        class,
+        "(compiled code)" | "(object shape)" | "(system)" | "system / WeakArrayList"
+    ) || class.contains("::")
+}
+
 impl Diagnosis {
     /// Holders grouped by the object that holds (one holder is listed per
     /// grown class, and one variable often holds several classes), in the

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{
     AllocationSite, ClassDiff, Collection, CollectionState, Diagnosis, Holder, HolderKind,
-    ListenerGrowth, Owner, PathStep, SourceLocation,
+    ListenerGrowth, Owner, PathStep, SourceLocation, is_engine_class,
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use known::KnownLeak;

@@ -12,23 +12,12 @@ use super::holder::{Found, HolderScratch, describe_holder, tally_holders};
 use super::paths::{Distances, Paths};
 use std::collections::HashMap;
 
-use crate::model::{ClassDiff, Holder, HolderKind};
+use crate::model::{ClassDiff, Holder, HolderKind, is_engine_class};
 
 /// A holder whose objects carry less than this share of the new bytes of
 /// all holders is not printed: compiled code, `(system)` cells and a few KB
 /// of a library's bookkeeping beside the MBs of a leak only mislead.
 const MINOR_HOLDER_SHARE: f64 = 0.1;
-
-/// Whether what a holder keeps is the engine's, not the app's: compiled
-/// code and feedback (a router's `matchRoute` re-optimised under load was
-/// named as the holder of a page's leak), object shapes, and Blink's and
-/// V8's C++ structures (`blink::HeapHashTableBacking<…>`).
-fn engine_class(class: &str) -> bool {
-    matches!(
-        class,
-        "(compiled code)" | "(object shape)" | "(system)" | "system / WeakArrayList"
-    ) || class.contains("::")
-}
 
 /// DOM nodes still in the document are kept by the document itself,
 /// which many roots reach: their dominator is the roots, and the path
@@ -44,8 +33,8 @@ fn name_attached_dom(mut holder: Holder) -> Holder {
 /// internal (V8's own structures) while a larger holder is named, or
 /// holding only engine classes while another holds the app's objects.
 fn drop_minor_holders(holders: &mut Vec<Holder>) {
-    if holders.iter().any(|h| !engine_class(&h.class)) {
-        holders.retain(|h| !engine_class(&h.class));
+    if holders.iter().any(|h| !is_engine_class(&h.class)) {
+        holders.retain(|h| !is_engine_class(&h.class));
     }
     let mut by_object: HashMap<u32, u64> = HashMap::new();
     for h in holders.iter() {

@@ -30,6 +30,12 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
     {
         return Some(action);
     }
+    // Only the engine's own objects were new (compiled code, Blink's
+    // tables): whatever the snapshot calls their holder (`matchRoute`,
+    // `this`) is not where the app keeps anything.
+    if crate::model::is_engine_class(&holder.class) {
+        return Some(grown_collection(diagnosis, unit).unwrap_or_else(|| engine_only(unit)));
+    }
     let name = &holder.name;
     let place = place_of(holder);
     let fix = match holder.kind {
@@ -101,6 +107,20 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
     Some(format!("{text}.{site}"))
 }
 
+/// The words when the snapshots' new objects are all the engine's: what
+/// grew did so in place (an array of numbers gaining entries reuses or
+/// enlarges its backing store, which two snapshots do not show as new
+/// objects), so no holder can be named honestly.
+fn engine_only(unit: &str) -> String {
+    format!(
+        "No variable could be named: the objects new in the diagnosis' snapshots are the \
+         engine's own (compiled code, object shapes, the browser's tables), and what grows does \
+         so in place, as arrays of numbers or strings gaining entries do. Look for an array or a \
+         map that gains entries each {unit} (DevTools' Memory panel: Comparison view, sorted by \
+         size delta, `(object elements)`), or check with --snapshots DIR and `leakcheck diff`."
+    )
+}
+
 /// Entries per unit at which a grown collection is the leak's own list:
 /// one kept object (a document, a session) per unit, or more.
 const ONE_PER_UNIT: f64 = 0.9;
@@ -151,6 +171,24 @@ fn grown_collection(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::model::{AllocationSite, Holder};
+
+    #[test]
+    fn a_holder_of_the_engine_s_objects_is_not_named_as_the_app_s() {
+        let mut compiled = diagnosis(HolderKind::ClosureVariable, None);
+        compiled.holders[0].name = "matchRoute".into();
+        compiled.holders[0].class = "(compiled code)".into();
+        let text = after_diagnosis(&compiled, "iteration", false).unwrap();
+        assert!(text.starts_with("No variable could be named"), "{text}");
+        assert!(!text.contains("`matchRoute`"), "{text}");
+        let mut blink = compiled.clone();
+        blink.holders[0].name = "this".into();
+        blink.holders[0].class = "blink::HeapHashTableBacking<…>".into();
+        assert!(
+            !after_diagnosis(&blink, "iteration", false)
+                .unwrap()
+                .contains("`this`")
+        );
+    }
 
     fn diagnosis(kind: HolderKind, line: Option<u32>) -> Diagnosis {
         Diagnosis {
