@@ -68,6 +68,7 @@ fn an_agent_lists_the_tools_checks_the_demo_and_diffs_a_pair() {
     let (before, after) = snapshot_pair(results.path());
     let port = free_port();
     let command = demo_command(port);
+    let soak_port = free_port();
     let steps = agent(json!({
         "serverArgs": ["--results", results.path()],
         "calls": [
@@ -86,6 +87,17 @@ fn an_agent_lists_the_tools_checks_the_demo_and_diffs_a_pair() {
             }},
             {"label": "missing", "name": "inspect_snapshot", "arguments": {
                 "snapshot": results.path().join("none.heapsnapshot"),
+            }},
+            {"label": "function", "name": "check_function", "arguments": {
+                "function": format!("{}#cached", repo_path("tests/targets/functions/lru.mjs").display()),
+            }},
+            {"label": "soak", "name": "soak_server", "arguments": {
+                "url": format!("http://127.0.0.1:{soak_port}"),
+                "route": "/churn",
+                "command": demo_command(soak_port),
+                "duration": "6s",
+                "every": "2s",
+                "rate": 200,
             }},
             {"label": "compare", "name": "compare_results", "arguments": {
                 "result": results.path().join("0001-check_server/result.json"),
