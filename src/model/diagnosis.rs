@@ -51,10 +51,43 @@ pub struct Diagnosis {
     /// profile failed), each with why; the rest stands without it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// DOM elements still in the document, net new between the snapshots,
+    /// over every tag (a page adding an element with a new name each time
+    /// grows no single class).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elements: Option<ElementGrowth>,
     /// The catalogue's entry this diagnosis matches (`known-leaks/`), at a
     /// version it affects.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_leak: Option<super::KnownLeak>,
+}
+
+/// Elements (`<div class="x">`, not `Detached …`) net new between two
+/// snapshots, summed over their classes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ElementGrowth {
+    /// New minus deleted, over every element class that grew.
+    pub added: u64,
+    /// How many element classes grew.
+    pub classes: u64,
+    /// The class that grew most.
+    pub example: String,
+}
+
+impl ElementGrowth {
+    /// From every class of a comparison (not only the top rows).
+    pub fn of(classes: &[ClassDiff]) -> Option<ElementGrowth> {
+        let grown: Vec<&ClassDiff> = classes
+            .iter()
+            .filter(|c| c.class.starts_with('<') && c.delta_count > 0)
+            .collect();
+        let example = grown.iter().max_by_key(|c| c.delta_count)?;
+        Some(ElementGrowth {
+            added: grown.iter().map(|c| c.delta_count as u64).sum(),
+            classes: grown.len() as u64,
+            example: example.class.clone(),
+        })
+    }
 }
 
 /// Whether what a class names is the engine's, not the app's: compiled

@@ -24,8 +24,8 @@ mod verdict;
 use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{
-    AllocationSite, ClassDiff, Collection, CollectionState, Diagnosis, Holder, HolderKind,
-    ListenerGrowth, Owner, PathStep, SourceLocation, is_engine_class,
+    AllocationSite, ClassDiff, Collection, CollectionState, Diagnosis, ElementGrowth, Holder,
+    HolderKind, ListenerGrowth, Owner, PathStep, SourceLocation, is_engine_class,
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use known::KnownLeak;

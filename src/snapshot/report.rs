@@ -12,7 +12,7 @@ use super::holder::{Found, HolderScratch, describe_holder, tally_holders};
 use super::paths::{Distances, Paths};
 use std::collections::HashMap;
 
-use crate::model::{ClassDiff, Holder, HolderKind, is_engine_class};
+use crate::model::{ClassDiff, ElementGrowth, Holder, HolderKind, is_engine_class};
 
 /// A holder whose objects carry less than this share of the new bytes of
 /// all holders is not printed: compiled code, `(system)` cells and a few KB
@@ -98,6 +98,9 @@ pub struct DiffReport {
     pub grew_by_self_size: Vec<GrowthRow>,
     /// For the top grown classes: what holds their new objects.
     pub holders: Vec<Holder>,
+    /// DOM elements net new over every tag (a browser's snapshots only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elements: Option<ElementGrowth>,
 }
 
 fn totals(graph: &HeapGraph, distances: &Distances) -> Totals {
@@ -385,6 +388,7 @@ pub fn diff_graph(
         schema_version: 1,
         before: before.totals.clone(),
         after: totals(&after.graph, &after.paths.distances),
+        elements: ElementGrowth::of(&classes),
         classes: classes.into_iter().take(top).collect(),
         grew_by_self_size,
         holders,

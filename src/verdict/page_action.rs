@@ -99,20 +99,32 @@ fn attached_sentence(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
     if held_by_code || diagnosis.requests == 0 {
         return None;
     }
+    let per = |count: u64| count as f64 / diagnosis.requests as f64;
     let grown = diagnosis
         .classes
         .iter()
         .filter(|c| c.class.starts_with('<') && c.delta_count > 0)
-        .max_by_key(|c| c.delta_count)?;
-    let per_unit = grown.delta_count as f64 / diagnosis.requests as f64;
-    if per_unit < ONE_PER_UNIT {
-        return None;
-    }
+        .max_by_key(|c| c.delta_count);
+    let (what, per_unit) = match (grown, &diagnosis.elements) {
+        (Some(class), _) if per(class.delta_count as u64) >= ONE_PER_UNIT => (
+            format!("`{}` nodes", class.class),
+            per(class.delta_count as u64),
+        ),
+        // An element with a new tag or class each time: no one class
+        // grows by one per unit, their sum does.
+        (_, Some(all)) if per(all.added) >= ONE_PER_UNIT && all.classes > 1 => (
+            format!(
+                "elements of {} different tags or classes (such as `{}`)",
+                all.classes, all.example
+            ),
+            per(all.added),
+        ),
+        _ => return None,
+    };
     Some(format!(
-        "`{}` nodes stay in the document: {per_unit:.0} added each {unit} and never removed (no \
+        "{what} stay in the document: {per_unit:.0} added each {unit} and never removed (no \
          variable holds them; the page does): remove them when the view that adds them closes, \
-         or reuse one",
-        grown.class
+         or reuse one"
     ))
 }
 
@@ -192,6 +204,23 @@ mod tests {
         diagnosis.holders[0].class = "<div class=\"actually-leaking\">".into();
         diagnosis.holders[0].name = "views".into();
         assert_eq!(for_page(&held, "iteration"), None);
+        // A new tag each iteration: no class grows by one, their sum does.
+        let mut renamed = route.clone();
+        let diagnosis = renamed.diagnosis.as_mut().unwrap();
+        diagnosis.classes.retain(|c| !c.class.starts_with('<'));
+        diagnosis.elements = Some(crate::model::ElementGrowth {
+            added: 25,
+            classes: 25,
+            example: "<fake-el1f3a>".into(),
+        });
+        let text = for_page(&renamed, "iteration").expect("a page's words");
+        assert!(
+            text.starts_with(
+                "Elements of 25 different tags or classes (such as `<fake-el1f3a>`) stay in the \
+                 document: 1 added each iteration"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

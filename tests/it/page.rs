@@ -148,6 +148,19 @@ fn elements_left_in_the_document_are_named_by_their_class() {
         "{}",
         verdict.action
     );
+    // A new tag each time: named by how many tags, with one of them.
+    let finished = page_run("toasts.html", &["click #badge"], &[]);
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    let result = finished.result();
+    let verdict = verdict_of(&result.routes[0]);
+    assert!(
+        verdict.action.starts_with("Elements of ")
+            && verdict
+                .action
+                .contains("different tags or classes (such as `<x-badge-"),
+        "{}",
+        verdict.action
+    );
 }
 
 #[test]

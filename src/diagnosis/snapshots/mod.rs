@@ -195,6 +195,7 @@ pub async fn diagnose(
     let mut diagnosis = Diagnosis {
         isolate: plan.isolate,
         requests: units,
+        elements: diff.elements.clone(),
         classes: diff
             .classes
             .into_iter()
