@@ -137,7 +137,7 @@ fn render(
         );
     }
     measurement(&mut out, route, verdict, unit);
-    retainers(&mut out, diagnosis);
+    retainers(&mut out, diagnosis, owner);
     let _ = writeln!(
         out,
         "---\nDrafted by leakcheck {}. Heap snapshots can be attached without their data: run \
@@ -228,7 +228,7 @@ fn measurement(
     out.push('\n');
 }
 
-fn retainers(out: &mut String, diagnosis: &Diagnosis) {
+fn retainers(out: &mut String, diagnosis: &Diagnosis, owner: Option<&Owner>) {
     let holder = diagnosis.holders_by_object().into_iter().flatten().next();
     if let Some(holder) = holder {
         let _ = writeln!(
@@ -241,23 +241,7 @@ fn retainers(out: &mut String, diagnosis: &Diagnosis) {
             holder.path_text
         );
     }
-    let stored = diagnosis
-        .allocation_sites
-        .iter()
-        .find(|s| s.holder_line.is_some());
-    if let Some(site) = stored {
-        let owner = site
-            .owner
-            .as_ref()
-            .map_or(String::new(), |o| format!(" ({})", o.describe()));
-        let _ = writeln!(
-            out,
-            "## Where it is stored\n\n`{}:{}`{owner}:\n\n```js\n{}\n```\n",
-            site.url,
-            site.holder_line.unwrap_or(site.line),
-            site.holder_line_text.as_deref().unwrap_or("").trim()
-        );
-    }
+    stored_line(out, diagnosis, owner);
     if !diagnosis.allocation_sites.is_empty() {
         let _ = writeln!(out, "Allocation sites whose objects survived collection:\n");
         for site in diagnosis.allocation_sites.iter().take(5) {
@@ -276,6 +260,56 @@ fn retainers(out: &mut String, diagnosis: &Diagnosis) {
         }
         out.push('\n');
     }
+}
+
+/// The line that stores what grows: the one the diagnosis named, else the
+/// busiest allocation site inside the package that holds the leak (a
+/// dependency's store is rarely assigned under the holder's own name),
+/// its text read from the file.
+fn stored_line(out: &mut String, diagnosis: &Diagnosis, owner: Option<&Owner>) {
+    let named = diagnosis
+        .allocation_sites
+        .iter()
+        .find(|s| s.holder_line.is_some());
+    let (site, line, text, how) = match named {
+        Some(site) => (
+            site,
+            site.holder_line.unwrap_or(site.line),
+            site.holder_line_text.clone(),
+            "",
+        ),
+        None => {
+            let Some(site) = diagnosis
+                .allocation_sites
+                .iter()
+                .filter(|s| owner.is_some() && s.owner.as_ref() == owner)
+                .max_by_key(|s| s.bytes)
+            else {
+                return;
+            };
+            let path = site.url.strip_prefix("file://").unwrap_or(&site.url);
+            let text = std::fs::read_to_string(path).ok().and_then(|source| {
+                let index = (site.line as usize).checked_sub(1)?;
+                source.lines().nth(index).map(str::to_string)
+            });
+            (
+                site,
+                site.line,
+                text,
+                " (the function of the package that allocated most of what stays)",
+            )
+        }
+    };
+    let owner = site
+        .owner
+        .as_ref()
+        .map_or(String::new(), |o| format!(" ({})", o.describe()));
+    let _ = writeln!(
+        out,
+        "## Where it is stored\n\n`{}:{line}`{owner}{how}:\n\n```js\n{}\n```\n",
+        site.url,
+        text.as_deref().unwrap_or("").trim()
+    );
 }
 
 /// The OS as /etc/os-release and the kernel name it (on the machine that

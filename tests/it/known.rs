@@ -261,6 +261,12 @@ fn a_dependency_s_leak_gets_a_draft_beside_the_html_and_a_bundle_with_no_raw_sna
         .unwrap_or_else(|e| panic!("no draft beside the HTML ({e}): {}", finished.stderr));
     assert!(draft.contains("This matches a known misuse"), "{draft}");
     assert!(draft.contains("- express-session: 1.18.2"), "{draft}");
+    // The storing line inside the dependency: its busiest function there.
+    assert!(
+        draft.contains("## Where it is stored")
+            && draft.contains("express-session/session/memory.js:"),
+        "{draft}"
+    );
     let diagnosis = route.diagnosis.unwrap();
     assert_eq!(diagnosis.snapshot_files.len(), 2);
     for raw in &diagnosis.snapshot_files {
