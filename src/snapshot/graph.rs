@@ -127,6 +127,15 @@ pub enum NodeType {
 }
 
 impl NodeType {
+    /// String nodes, which V8 names by their value: what `inspect` never
+    /// prints (`shown.rs`) and what `redact.rs` hides.
+    pub fn is_string_value(self) -> bool {
+        matches!(
+            self,
+            NodeType::String | NodeType::ConcatenatedString | NodeType::SlicedString
+        )
+    }
+
     pub fn from_name(name: &str) -> NodeType {
         match name {
             "hidden" => NodeType::Hidden,

@@ -28,7 +28,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use super::graph::{EdgeType, HeapGraph, NodeType};
+use super::graph::{EdgeType, HeapGraph};
 
 /// What one rewrite did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -91,34 +91,43 @@ impl Redactor {
 
 /// Per string id: whether it is a name that stays.
 fn kept_strings(graph: &HeapGraph) -> Vec<bool> {
-    let mut kept = vec![false; graph.strings.len()];
-    let mut keep = |id: u32| {
-        if let Some(slot) = kept.get_mut(id as usize) {
-            *slot = true;
+    #[derive(Clone, Copy, PartialEq)]
+    enum Use {
+        Value,
+        /// Only as property keys: kept if it reads as a name.
+        Key,
+        Name,
+    }
+    let mut uses = vec![Use::Value; graph.strings.len()];
+    let mut mark = |id: u32, seen: Use| {
+        if let Some(slot) = uses.get_mut(id as usize)
+            && *slot != Use::Name
+        {
+            *slot = seen;
         }
     };
     for (raw, name) in graph.node_type.iter().zip(&graph.node_name) {
-        let value = matches!(
-            graph.node_type_of_raw(*raw),
-            NodeType::String | NodeType::ConcatenatedString | NodeType::SlicedString
-        );
-        if !value {
-            keep(name.0);
+        if !graph.node_type_of_raw(*raw).is_string_value() {
+            mark(name.0, Use::Name);
         }
     }
     for (raw, name) in graph.edge_type.iter().zip(&graph.edge_name) {
         match graph.edge_type_of_raw(*raw) {
             EdgeType::Element | EdgeType::Hidden => {}
-            EdgeType::Property => {
-                let text = graph.strings.bytes_of(super::StringId(*name));
-                if name_like(text) {
-                    keep(*name);
-                }
-            }
-            _ => keep(*name),
+            EdgeType::Property => mark(*name, Use::Key),
+            _ => mark(*name, Use::Name),
         }
     }
-    kept
+    // A key is judged once, not once per object that has it: `_events`
+    // names a property of hundreds of thousands of objects.
+    uses.iter()
+        .enumerate()
+        .map(|(id, used)| match used {
+            Use::Name => true,
+            Use::Key => name_like(graph.strings.bytes_of(super::StringId(id as u32))),
+            Use::Value => false,
+        })
+        .collect()
 }
 
 /// Longest property name kept as written.

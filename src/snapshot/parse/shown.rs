@@ -14,7 +14,7 @@
 //! index beside the strings bounds that phase. `diff` keeps everything:
 //! the method's tally counts strings by value.
 
-use crate::snapshot::graph::{HeapGraph, NodeType};
+use crate::snapshot::graph::HeapGraph;
 
 /// String ids, one bit each.
 pub(super) struct ShownStrings {
@@ -36,12 +36,8 @@ impl ShownStrings {
     /// malformed file naming string 2^32 − 1 grew the set to 512 MB.
     pub(super) fn of(graph: &HeapGraph, most: u32) -> ShownStrings {
         // Per raw type: one table lookup a node or edge in the loops.
-        let value_type: [bool; 256] = std::array::from_fn(|raw| {
-            matches!(
-                graph.node_type_of_raw(raw as u8),
-                NodeType::String | NodeType::ConcatenatedString | NodeType::SlicedString
-            )
-        });
+        let value_type: [bool; 256] =
+            std::array::from_fn(|raw| graph.node_type_of_raw(raw as u8).is_string_value());
         let named_edge = graph.string_named_edge_types();
         let mut shown = ShownStrings {
             words: Vec::new(),
@@ -81,7 +77,7 @@ impl ShownStrings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::graph::{EdgeType, StringId};
+    use crate::snapshot::graph::{EdgeType, NodeType, StringId};
 
     #[test]
     fn names_past_what_the_input_can_hold_do_not_grow_the_set() {
