@@ -154,11 +154,7 @@ fn involved(entry: &Entry, diagnosis: &Diagnosis, facts: &TargetFacts) -> Option
 /// nearest `node_modules/<package>/package.json` up the tree.
 fn installed_version(dir: &Path, package: &str) -> Option<String> {
     dir.ancestors().find_map(|at| {
-        let text =
-            std::fs::read_to_string(at.join("node_modules").join(package).join("package.json"))
-                .ok()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        json.get("version")?.as_str().map(str::to_string)
+        crate::diagnosis::attribute::read_version(&at.join("node_modules").join(package))
     })
 }
 

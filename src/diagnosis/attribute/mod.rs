@@ -9,7 +9,7 @@ mod source_map;
 
 use std::collections::HashMap;
 
-pub use owner::{Owners, package_of};
+pub use owner::{Owners, package_of, read_version};
 pub use source_map::SourceMaps;
 
 use crate::inspector::{Inspector, InspectorError};

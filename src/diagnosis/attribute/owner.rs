@@ -69,7 +69,8 @@ pub fn package_of(path: &str) -> Option<(PathBuf, String)> {
     Some((root, name))
 }
 
-fn read_version(package_root: &Path) -> Option<String> {
+/// The `version` of the package whose folder is `package_root`.
+pub fn read_version(package_root: &Path) -> Option<String> {
     let text = std::fs::read_to_string(package_root.join("package.json")).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json.get("version")?.as_str().map(str::to_string)
