@@ -13,6 +13,18 @@ pub fn write_exports(
     output: &OutputProps,
     say: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
+    let written = drafts_and_bundle(result, output, say);
+    // The unredacted snapshots written only for the bundle go, whatever
+    // happened to it.
+    crate::evidence::forget_raw_snapshots(result);
+    written
+}
+
+fn drafts_and_bundle(
+    result: &RunResult,
+    output: &OutputProps,
+    say: &dyn Fn(&str),
+) -> anyhow::Result<()> {
     let html = match &output.html {
         Some(OutputTarget::File(path)) => Some(path.as_path()),
         _ => None,
@@ -22,12 +34,9 @@ pub fn write_exports(
         say(&format!("issue draft: {}", path.display()));
     }
     let Some(dir) = &output.evidence else {
-        crate::evidence::forget_raw_snapshots(result);
         return Ok(());
     };
-    let written = crate::evidence::write(result, dir);
-    crate::evidence::forget_raw_snapshots(result);
-    let files = written?;
+    let files = crate::evidence::write(result, dir)?;
     let snapshots = files
         .iter()
         .filter(|f| f.ends_with(".heapsnapshot"))

@@ -60,7 +60,8 @@ const NOT_REDACTED: &str = "Names of classes, functions, variables and propertie
     source lines quoted in the reports (the app's and its dependencies' code).";
 
 /// Writes the bundle for `result` into `dir`; returns what it holds, for
-/// the progress line.
+/// the progress line. The caller forgets the raw snapshots afterwards,
+/// whether or not this succeeded (`forget_raw_snapshots`).
 pub fn write(result: &RunResult, dir: &Path) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("--evidence {} cannot be created", dir.display()))?;
@@ -111,9 +112,7 @@ pub fn write(result: &RunResult, dir: &Path) -> anyhow::Result<Vec<String>> {
         dir.join("manifest.json"),
         crate::report::pretty_json(&manifest)?,
     )?;
-    let listed = manifest.files.iter().map(|f| f.name.clone()).collect();
-    forget_raw_snapshots(result);
-    Ok(listed)
+    Ok(manifest.files.iter().map(|f| f.name.clone()).collect())
 }
 
 fn snapshot_file(name: &str, route: &str, which: &str, done: Redacted) -> BundleFile {
