@@ -122,8 +122,9 @@ fn engine_only(unit: &str) -> String {
 }
 
 /// Entries per unit at which a grown collection is the leak's own list:
-/// one kept object (a document, a session) per unit, or more.
-const ONE_PER_UNIT: f64 = 0.9;
+/// one kept object (a document, a session) per unit, or more. A page's
+/// elements left in the document are counted by the same rule.
+pub(super) const ONE_PER_UNIT: f64 = 0.9;
 
 /// The share of the diagnosis cycle's new bytes under which a holder is
 /// a sliver of the growth, not its keeper.

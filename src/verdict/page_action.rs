@@ -13,6 +13,7 @@
 //!   removed (added at leaky.html:14): remove it when the view closes, or
 //!   pass an AbortSignal and abort it".
 
+use super::action::ONE_PER_UNIT;
 use crate::model::{Diagnosis, Holder, ListenerGrowth, RouteResult};
 
 /// The page's action from what grew, or `None` when neither detached nodes
@@ -127,10 +128,6 @@ fn attached_sentence(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
          or reuse one"
     ))
 }
-
-/// Elements per unit at which a grown element class is what the page
-/// keeps adding (one per visit), not a re-render's churn.
-const ONE_PER_UNIT: f64 = 0.9;
 
 /// Whether a holder's name is one the page's code uses: not a root's
 /// (`(GC roots) @3`), and not slots alone (`[25][1][3][1]`).
