@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::model::{Quantity, RouteResult, RunResult, Verdict, VerdictKind};
+use crate::model::{Diagnosis, Quantity, RouteResult, RunResult, Verdict, VerdictKind};
 use crate::snapshot::{DiffReport, InspectReport};
 
 #[derive(Debug, Serialize)]
@@ -62,9 +62,8 @@ pub fn route_summary(route: &RouteResult, unit: &str) -> Option<RouteSummary> {
         Quantity::Count => format!("{} per {unit}", figure.metric),
     };
     let diagnosis = route.diagnosis.as_ref();
-    let holder = diagnosis.and_then(|d| d.holders_by_object().into_iter().flatten().next());
-    let stored =
-        diagnosis.and_then(|d| d.allocation_sites.iter().find(|s| s.holder_line.is_some()));
+    let holder = diagnosis.and_then(|d| d.holders.first());
+    let stored = diagnosis.and_then(Diagnosis::storing_site);
     Some(RouteSummary {
         route: route.route.clone(),
         verdict: kind_name(verdict.kind),

@@ -102,6 +102,14 @@ pub fn is_engine_class(class: &str) -> bool {
 }
 
 impl Diagnosis {
+    /// The allocation site whose storing line the diagnosis named (where
+    /// what grows is kept, not only allocated).
+    pub fn storing_site(&self) -> Option<&AllocationSite> {
+        self.allocation_sites
+            .iter()
+            .find(|s| s.holder_line.is_some())
+    }
+
     /// Holders grouped by the object that holds (one holder is listed per
     /// grown class, and one variable often holds several classes), in the
     /// order of their largest class.

@@ -87,14 +87,10 @@ fn leak_owner(diagnosis: &Diagnosis) -> Option<Owner> {
             },
         });
     }
-    let holder = diagnosis.holders_by_object().into_iter().flatten().next();
-    holder.and_then(|h| h.owner.clone()).or_else(|| {
-        diagnosis
-            .allocation_sites
-            .iter()
-            .find(|s| s.holder_line.is_some())
-            .and_then(|s| s.owner.clone())
-    })
+    let holder = diagnosis.holders.first();
+    holder
+        .and_then(|h| h.owner.clone())
+        .or_else(|| diagnosis.storing_site().and_then(|s| s.owner.clone()))
 }
 
 fn render(
@@ -108,7 +104,7 @@ fn render(
     let figure = verdict.map_or(String::new(), |v| {
         super::series_view::figure_text(&v.figure)
     });
-    let holder = diagnosis.holders_by_object().into_iter().flatten().next();
+    let holder = diagnosis.holders.first();
     let holder_name = holder.map_or("an unnamed holder".to_string(), |h| format!("`{}`", h.name));
     let mut out = String::new();
     let whose = owner.map_or("the app".to_string(), Owner::describe);
@@ -229,7 +225,7 @@ fn measurement(
 }
 
 fn retainers(out: &mut String, diagnosis: &Diagnosis, owner: Option<&Owner>) {
-    let holder = diagnosis.holders_by_object().into_iter().flatten().next();
+    let holder = diagnosis.holders.first();
     if let Some(holder) = holder {
         let _ = writeln!(
             out,
@@ -267,10 +263,7 @@ fn retainers(out: &mut String, diagnosis: &Diagnosis, owner: Option<&Owner>) {
 /// dependency's store is rarely assigned under the holder's own name),
 /// its text read from the file.
 fn stored_line(out: &mut String, diagnosis: &Diagnosis, owner: Option<&Owner>) {
-    let named = diagnosis
-        .allocation_sites
-        .iter()
-        .find(|s| s.holder_line.is_some());
+    let named = diagnosis.storing_site();
     let (site, line, text, how) = match named {
         Some(site) => (
             site,

@@ -72,9 +72,7 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
         ),
     };
     let site = diagnosis
-        .allocation_sites
-        .iter()
-        .find(|s| s.holder_line.is_some())
+        .storing_site()
         .and_then(|s| match &s.holder_line_original {
             Some(original) => Some(format!(
                 " It is stored at {original}: `{}`",
