@@ -165,22 +165,25 @@ impl Leakcheck {
             .map_err(internal)
     }
 
-    /// Runs `inspect` or `diff` into a JSON file and reads it back.
+    /// Runs `inspect` or `diff` into a JSON file, reads it back and sums
+    /// it up; the CLI's error as a tool error.
     async fn snapshot_report<T: serde::de::DeserializeOwned>(
         &self,
         tool: &str,
         mut args: Vec<String>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Result<T, CallToolResult>, ErrorData> {
+        summarise: impl FnOnce(&T) -> serde_json::Value,
+    ) -> Result<CallToolResult, ErrorData> {
         let dir = self.call_dir(tool).map_err(internal)?;
         let json = dir.join("report.json");
         args.extend(["--json".into(), path_arg(&json)]);
         let ended = self.run_child(&args, context).await?;
         if ended.code != Some(0) {
-            return Ok(Err(tool_error(ended.error_text())));
+            return Ok(tool_error(ended.error_text()));
         }
         let text = std::fs::read_to_string(&json).map_err(internal)?;
-        Ok(Ok(serde_json::from_str(&text).map_err(internal)?))
+        let report: T = serde_json::from_str(&text).map_err(internal)?;
+        Ok(CallToolResult::structured(summarise(&report)))
     }
 }
 

@@ -147,16 +147,11 @@ impl Leakcheck {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = vec!["inspect".to_string(), input.snapshot];
-        let report = self
-            .snapshot_report("inspect_snapshot", args, &context)
-            .await?;
-        Ok(match report {
-            Ok(report) => CallToolResult::structured(summary::of_inspect(
-                &report,
-                input.top.unwrap_or(DEFAULT_TOP),
-            )),
-            Err(error) => error,
+        let top = input.top.unwrap_or(DEFAULT_TOP);
+        self.snapshot_report("inspect_snapshot", args, &context, |report| {
+            summary::of_inspect(report, top)
         })
+        .await
     }
 
     #[tool(
@@ -170,16 +165,11 @@ impl Leakcheck {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let args = vec!["diff".to_string(), input.before, input.after];
-        let report = self
-            .snapshot_report("diff_snapshots", args, &context)
-            .await?;
-        Ok(match report {
-            Ok(report) => CallToolResult::structured(summary::of_diff(
-                &report,
-                input.top.unwrap_or(DEFAULT_TOP),
-            )),
-            Err(error) => error,
+        let top = input.top.unwrap_or(DEFAULT_TOP);
+        self.snapshot_report("diff_snapshots", args, &context, |report| {
+            summary::of_diff(report, top)
         })
+        .await
     }
 
     #[tool(
