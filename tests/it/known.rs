@@ -34,32 +34,29 @@ fn node_of(name: &str) -> String {
         .to_string()
 }
 
-/// Runs a fixed, short check of `/` on `script` under `node` (3 cycles of
-/// 2000 requests: every entry's leak is far above that resolution).
+/// `node tests/targets/known/SCRIPT PORT`, as leakcheck launches it.
+fn target(script: &str, node: &str, port: u16) -> Vec<String> {
+    let script = project().join(script).display().to_string();
+    vec![node.to_string(), script, port.to_string()]
+}
+
+/// Runs a fixed, short check of `/` on `script` under `node`: 3 cycles of
+/// `requests` (every entry's leak is far above that resolution).
 fn check(
     script: &str,
     node: &str,
     env: &[(&str, &str)],
+    requests: &str,
     extra: &[&str],
 ) -> (Finished, RouteResult) {
-    let dir = project();
     let port = free_port();
-    let target = vec![
-        node.to_string(),
-        dir.join(script).display().to_string(),
-        port.to_string(),
-    ];
     let finished = RunArgs::new(port)
         .routes(&["/"])
         .cycles(3)
-        .args(if extra.contains(&"-a") {
-            &[]
-        } else {
-            &["-a", "2000"]
-        })
+        .requests(requests)
         .envs(env)
         .args(extra)
-        .run(&target);
+        .run(&target(script, node, port));
     let route = finished.result().routes[0].clone();
     (finished, route)
 }
@@ -67,7 +64,7 @@ fn check(
 /// Checks `script` and asserts the entry `id` was recognised; returns it
 /// and the verdict's action.
 fn recognised(script: &str, id: &str) -> (KnownLeak, String) {
-    recognised_under(script, id, &node(), &[], &[])
+    recognised_under(script, id, &node(), &[], "2000", &[])
 }
 
 fn recognised_under(
@@ -75,9 +72,10 @@ fn recognised_under(
     id: &str,
     node: &str,
     env: &[(&str, &str)],
+    requests: &str,
     extra: &[&str],
 ) -> (KnownLeak, String) {
-    let (finished, route) = check(script, node, env, extra);
+    let (finished, route) = check(script, node, env, requests, extra);
     assert_eq!(finished.code, 1, "{script}: {}", finished.stderr);
     validate(&finished.stdout);
     let diagnosis = route.diagnosis.as_ref().expect("the leak was diagnosed");
@@ -93,16 +91,13 @@ fn recognised_under(
 
 /// A fixed version: no leak, nothing claimed.
 fn clean_under(script: &str, node: &str, env: &[(&str, &str)]) {
-    let dir = project();
     let port = free_port();
-    let target = vec![
-        node.to_string(),
-        dir.join(script).display().to_string(),
-        port.to_string(),
-    ];
     // `--cycles auto`: a fixed version's small noise must not read as
     // inconclusive for want of requests.
-    let finished = RunArgs::new(port).routes(&["/"]).envs(env).run(&target);
+    let finished = RunArgs::new(port)
+        .routes(&["/"])
+        .envs(env)
+        .run(&target(script, node, port));
     let result = finished.result();
     let route = &result.routes[0];
     assert_eq!(finished.code, 0, "{script}: {}", finished.stderr);
@@ -125,6 +120,7 @@ fn node_timers_used_as_numbers_are_named_on_20_15_and_clean_on_20_16() {
         "node-timer-to-primitive",
         &node_of("node-affected"),
         &[],
+        "2000",
         &["--issue-draft", &dir],
     );
     assert_eq!(known.version.as_deref(), Some("20.15.0"));
@@ -221,7 +217,7 @@ fn misused_packages_are_named_with_their_fix() {
                 .map(|(script, id, package, requests)| {
                     scope.spawn(move || {
                         let (known, action) =
-                            recognised_under(script, id, &node(), &[], &["-a", requests]);
+                            recognised_under(script, id, &node(), &[], requests, &[]);
                         assert_eq!(known.kind, "misuse");
                         assert!(
                             action.starts_with(&format!("Known misuse of {package} (")),
@@ -249,6 +245,7 @@ fn a_dependency_s_leak_gets_a_draft_beside_the_html_and_a_bundle_with_no_raw_sna
         "express-session-memory.cjs",
         &node(),
         &[],
+        "2000",
         &[
             "--html",
             html.to_str().unwrap(),
