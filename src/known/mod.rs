@@ -10,7 +10,7 @@
 
 mod recognise;
 
-pub use recognise::{recognise, recognise_all};
+pub use recognise::recognise_all;
 
 use serde::Deserialize;
 

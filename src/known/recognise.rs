@@ -16,11 +16,11 @@ use super::{Entry, EntryKind, catalogue};
 use crate::model::{Diagnosis, KnownLeak, Owner, RunResult};
 
 /// What the rule needs to know of the target besides its diagnosis.
-pub struct TargetFacts<'a> {
+struct TargetFacts<'a> {
     /// `process.version` (`v20.15.0`); absent for a browser page.
-    pub node_version: Option<&'a str>,
+    node_version: Option<&'a str>,
     /// The target's working directory, where its `node_modules` are.
-    pub cwd: Option<&'a Path>,
+    cwd: Option<&'a Path>,
 }
 
 /// Marks every diagnosed route of a result that matches an entry, and
@@ -63,11 +63,6 @@ pub fn recognise_all(result: &mut RunResult) {
         }
         diagnosis.known_leak = Some(known);
     }
-}
-
-/// The first catalogue entry the diagnosis matches.
-pub fn recognise(diagnosis: &Diagnosis, facts: &TargetFacts) -> Option<KnownLeak> {
-    recognise_among(&catalogue(), diagnosis, facts)
 }
 
 fn recognise_among(
@@ -210,7 +205,7 @@ fn affects(entry: &Entry, version: Option<&str>) -> bool {
 }
 
 /// The first sentence of the verdict's action for a recognised leak.
-pub fn sentence(known: &KnownLeak) -> String {
+fn sentence(known: &KnownLeak) -> String {
     let who = match known.package.as_str() {
         "node" => "Node".to_string(),
         name => name.to_string(),
@@ -258,6 +253,10 @@ fn fixed_for(fixed_in: &[String], version: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn recognise(diagnosis: &Diagnosis, facts: &TargetFacts) -> Option<KnownLeak> {
+        recognise_among(&catalogue(), diagnosis, facts)
+    }
     use crate::model::{AllocationSite, Holder, PathStep};
 
     fn step(edge: &str, node: &str) -> PathStep {
