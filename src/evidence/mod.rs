@@ -84,12 +84,7 @@ pub fn write(result: &RunResult, dir: &Path) -> anyhow::Result<Vec<String>> {
         }
         diagnosis.snapshot_files = names;
     }
-    bundled.target.command = bundled
-        .target
-        .command
-        .iter()
-        .map(|word| crate::redact::command(word))
-        .collect();
+    bundled.target.command = crate::redact::arguments(&bundled.target.command);
     let reports: [(&str, &dyn Exporter); 2] = [
         ("result.json", &crate::report::JsonExporter),
         ("report.html", &crate::report::HtmlExporter),
