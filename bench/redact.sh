@@ -11,15 +11,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 runs=${1:-3}
 dir=${2:-/tmp/leakcheck-snapshots}
 mkdir -p "$dir"
-(cd "$here/.." && cargo build --release -q)
-leakcheck="$here/../target/release/leakcheck"
+. "$here/common.sh"
+bench_start
+out=$work
 big="$dir/big-440.heapsnapshot"
 if [ ! -f "$big" ]; then
   node --max-old-space-size=20000 "$here/make-snapshot.mjs" "$big" 442
 fi
-. "$here/common.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 mb=$(awk -v b="$(stat -L -c %s "$big")" 'BEGIN {printf "%.1f", b/1e6}')
 echo "machine: $(nproc) cores, node $(node --version), $(date -u +%F); input $mb MB, median of $runs"
 : >"$out/lc.txt"; : >"$out/naive.txt"
