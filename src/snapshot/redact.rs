@@ -146,7 +146,10 @@ pub fn name_like(text: &[u8]) -> bool {
         .strip_prefix(b"<symbol ")
         .and_then(|t| t.strip_suffix(b">"))
     {
-        return inner.is_empty() || name_like(inner);
+        // A symbol's description is written in the code, and Node's own
+        // read like `node:entry_point_module` or `nodejs.rejection`: each
+        // part between colons must read as a name.
+        return inner.is_empty() || inner.split(|b| *b == b':').all(name_like);
     }
     let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'-' | b'.');
     if !text.iter().all(|b| allowed(*b)) {
@@ -176,6 +179,8 @@ mod tests {
             "content-type",
             "x-api-key",
             "<symbol kHeaders>",
+            "<symbol node:entry_point_module>",
+            "<symbol nodejs.rejection>",
             "HTTPParser",
             "getAllResponseHeaders",
             "a1",
@@ -189,6 +194,8 @@ mod tests {
             "sk_live_9f8a7b6c5d4e3f2a1b0c",
             "/products/42/reviews",
             "Bearer abc",
+            "<symbol kT9fQ2xVbN7mWc1ZpL4aR8yE0uHdJ6gI>",
+            "<symbol a:>",
             "",
         ] {
             assert!(!name_like(data.as_bytes()), "{data}");
