@@ -28,6 +28,7 @@ pub(crate) mod settings;
 pub mod snapshot;
 pub mod units;
 pub(crate) mod verdict;
+pub(crate) mod watch;
 
 use std::process::ExitCode;
 
@@ -80,6 +81,7 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             Command::Soak(args) => commands::run::run(args.into_props()?).await,
             Command::Page(args) => commands::page::run(args.into_props()?).await,
             Command::Fn(args) => commands::function::run(args.into_props()?).await,
+            Command::Watch(args) => commands::watch::run(args.into_props()?).await,
             Command::Routes(args) => commands::routes::run(args.into_props()?).await,
             Command::Load(args) => commands::load_command::run(args.into_props()?)
                 .await

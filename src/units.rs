@@ -123,9 +123,29 @@ pub fn human_duration(seconds: f64) -> String {
     }
 }
 
+/// "2026-12-07 04:10 CET": a moment given in seconds since the Unix epoch,
+/// in this machine's time zone (UTC when it has none), as a person watching
+/// the process reads a clock.
+pub fn clock_time(unix_s: f64) -> String {
+    let Ok(moment) = jiff::Timestamp::from_second(unix_s.clamp(0.0, 2.5e11) as i64) else {
+        return "an unknown time".into();
+    };
+    moment
+        .to_zoned(jiff::tz::TimeZone::system())
+        .strftime("%Y-%m-%d %H:%M %Z")
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clock_time_has_its_date_and_minute() {
+        let text = clock_time(1_796_000_000.0);
+        assert!(text.starts_with("2026-"), "{text}");
+        assert_eq!(text.matches(':').count(), 1, "{text}");
+    }
 
     #[test]
     fn formats_like_the_method() {

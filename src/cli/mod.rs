@@ -13,6 +13,7 @@ mod page;
 mod routes;
 mod run;
 mod soak;
+mod watch;
 
 pub use attach::*;
 pub use function::*;
@@ -23,6 +24,7 @@ pub use page::*;
 pub use routes::*;
 pub use run::*;
 pub use soak::*;
+pub use watch::*;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -67,6 +69,11 @@ pub enum Command {
     /// Rewrite heap snapshots with every string value replaced by its length and
     /// a hash (names kept), fit to attach to a public issue.
     Redact(RedactArgs),
+    /// Watch a live Node process under its own traffic, without load or
+    /// forced collections: the trend of its heap after its own major
+    /// collections, the projection to its limit, and the allocation sites
+    /// that grew.
+    Watch(Box<WatchArgs>),
     /// Serve the checks to coding agents: a Model Context Protocol server on stdio.
     Mcp(McpArgs),
 }

@@ -15,3 +15,4 @@ pub mod run;
 pub mod sample;
 pub mod signals;
 pub mod snapshot;
+pub mod watch;

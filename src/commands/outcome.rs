@@ -83,10 +83,12 @@ pub fn mark_partial_routes(result: &mut RunResult) {
 /// news either way); an undecided route is never a pass: `inconclusive`
 /// exits 2, with what would decide it.
 pub fn run_end(result: &RunResult) -> RunEnd {
-    let load_failed = result
-        .routes
-        .iter()
-        .any(|r| r.cycles.iter().any(|c| c.did_no_work()));
+    // A watch does no work of its own: a quiet interval proves nothing wrong.
+    let load_failed = result.settings.method != "watch"
+        && result
+            .routes
+            .iter()
+            .any(|r| r.cycles.iter().any(|c| c.did_no_work()));
     if load_failed {
         eprintln!(
             "error: a cycle did no work (no request answered 2xx, no call returned, or \

@@ -351,6 +351,7 @@ fn new_result(props: &PageProps) -> RunResult {
             load_cmd: None,
             abort: None,
             soak: None,
+            watch: None,
             sequential: props.sequential.map(|seq| SequentialSettings {
                 cycle_requests: props.iterations,
                 resolution_bytes_per_request: seq.resolution,

@@ -140,6 +140,20 @@ fn exposing_flag(pid: u32) -> Option<(String, String)> {
 /// WebSocket URL. The inspector's port is found among the ports the
 /// process listens on, so a non-default `--inspect-port` works too.
 pub async fn activate_by_pid(pid: u32, allow_remote: bool) -> Result<String, DiscoverError> {
+    activate(pid, allow_remote).await.map(|a| a.url)
+}
+
+/// An inspector reached by SIGUSR1.
+#[derive(Debug, Clone)]
+pub struct Activated {
+    pub url: String,
+    /// The port was not listening before the signal: leakcheck opened it,
+    /// and whoever leaves the process as it found it closes it again.
+    pub opened: bool,
+}
+
+/// `activate_by_pid`, saying whether the inspector was already open.
+pub async fn activate(pid: u32, allow_remote: bool) -> Result<Activated, DiscoverError> {
     if !allow_remote && let Some((host, source_flag)) = exposing_flag(pid) {
         return Err(DiscoverError::WouldExpose {
             pid,
@@ -177,7 +191,10 @@ pub async fn activate_by_pid(pid: u32, allow_remote: bool) -> Result<String, Dis
                         closed,
                     });
                 }
-                return Ok(url);
+                return Ok(Activated {
+                    url,
+                    opened: !before.contains(&candidate),
+                });
             }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -191,7 +208,13 @@ pub async fn activate_by_pid(pid: u32, allow_remote: bool) -> Result<String, Dis
 /// Closes an inspector through its own session (`inspector.close()` in the
 /// target), for one that opened where it must not listen.
 async fn close_inspector(url: &str) -> Result<(), super::InspectorError> {
-    let inspector = Inspector::connect(url).await?;
+    close_through(&Inspector::connect(url).await?).await;
+    Ok(())
+}
+
+/// Closes the inspector a session is connected to (`inspector.close()` in
+/// the target); the session ends with it.
+pub async fn close_through(inspector: &Inspector) {
     // The session ends as the inspector closes, so the call's answer may
     // never come; the socket is checked by the caller's message only.
     let _ = tokio::time::timeout(
@@ -199,5 +222,4 @@ async fn close_inspector(url: &str) -> Result<(), super::InspectorError> {
         inspector.evaluate("process.getBuiltinModule('node:inspector').close()"),
     )
     .await;
-    Ok(())
 }

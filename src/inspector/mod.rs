@@ -8,5 +8,5 @@ mod scripts;
 pub mod snapshot;
 
 pub use client::{Event, Inspector, InspectorError, drop_deep};
-pub use discover::{activate_by_pid, resolve_inspector};
+pub use discover::{activate, activate_by_pid, close_through, resolve_inspector};
 pub use scripts::parsed_scripts;

@@ -20,6 +20,7 @@ mod sample;
 mod sequential;
 mod soak;
 mod verdict;
+mod watch;
 
 use serde::{Deserialize, Serialize};
 
@@ -44,6 +45,7 @@ pub use soak::{SoakResult, SoakSettings, TimeDecision, TimeFit};
 pub use verdict::{
     Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Trend, Verdict, VerdictKind,
 };
+pub use watch::{Detached, LimitReach, WatchResult, WatchSettings, WatchSnapshot};
 
 /// Bumped when a field changes meaning or disappears (not when one is added).
 /// 2: `outcome.target_stopped` is an object (`how`, `exit_code`, `signal`)
@@ -108,6 +110,9 @@ pub struct Settings {
     /// The schedule of `leakcheck soak` (absent for `run`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<SoakSettings>,
+    /// The schedule of `leakcheck watch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchSettings>,
     /// `--cycles auto`: small cycles until the verdict is decided (absent
     /// for a fixed number of cycles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,6 +140,9 @@ impl Settings {
     /// "3 cycles × 20000 requests", or for a soak "a 20 s soak at 1000
     /// requests/s, a settled reading every 5 s".
     pub fn schedule(&self) -> String {
+        if let Some(watch) = &self.watch {
+            return watch.schedule();
+        }
         match &self.soak {
             Some(soak) => format!(
                 "a {:.0} s soak at {}, a settled reading every {:.0} s",
@@ -213,6 +221,9 @@ pub struct RouteResult {
     /// rather than with requests (`cycle/time_check.rs`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle: Option<IdleCheck>,
+    /// What `leakcheck watch` measured on the live process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchResult>,
 }
 
 /// An interval without load between two settled readings: growth there is

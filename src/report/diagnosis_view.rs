@@ -63,6 +63,9 @@ pub struct DiagnosisView<'a> {
     pub sites: Vec<SiteLine<'a>>,
     /// Set when the sites may be charged to an inlining caller.
     pub caveat: Option<&'static str>,
+    /// No snapshot was taken: the sites come from sampling profiles alone
+    /// (`leakcheck watch`).
+    pub from_profiles_only: bool,
 }
 
 impl<'a> DiagnosisView<'a> {
@@ -94,6 +97,7 @@ impl<'a> DiagnosisView<'a> {
             .map(site_line)
             .collect();
         DiagnosisView {
+            from_profiles_only: d.snapshot_bytes == [0, 0] && d.holders.is_empty(),
             isolate: d.isolate.as_deref(),
             requests: d.requests,
             snapshot_mb: d.snapshot_bytes.map(|b| b as f64 / MB),

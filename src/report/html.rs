@@ -214,6 +214,9 @@ fn render_route(out: &mut String, route: &RouteResult, index: usize, unit: &str,
     if let Some(line) = super::loop_view::soak_line(route) {
         let _ = writeln!(out, "<p class=\"action\"><b>Soak:</b> {}</p>", esc(&line));
     }
+    for line in super::watch_view::lines(route) {
+        let _ = writeln!(out, "<p class=\"action\"><b>Watch:</b> {}</p>", esc(&line));
+    }
     if let Some(line) = super::schedule_view::decided_line(route, unit) {
         let _ = writeln!(out, "<p class=\"action\"><b>Cycles:</b> {}</p>", esc(&line));
     }
@@ -255,7 +258,10 @@ fn render_list(out: &mut String, heading: &str, lines: Vec<String>) {
 /// The holder first: what a reader came for when the verdict says retention.
 fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     let view = DiagnosisView::new(d);
-    out.push_str("<div class=\"diagnosis\"><b>What holds it</b> (two heap snapshots around one more cycle):<ul>");
+    out.push_str(match view.from_profiles_only {
+        true => "<div class=\"diagnosis\"><b>What grew</b> (allocation sites whose live sampled bytes grew from the first to the last third of the watch):<ul>",
+        false => "<div class=\"diagnosis\"><b>What holds it</b> (two heap snapshots around one more cycle):<ul>",
+    });
     for h in &view.holders {
         let _ = write!(
             out,

@@ -35,6 +35,7 @@ impl Exporter for MarkdownExporter {
         let failures = match work {
             Work::Requests => "errors / non-2xx",
             Work::Iterations => "failed iterations",
+            Work::Served => "requests served",
         };
         let _ = writeln!(
             out,
@@ -60,6 +61,11 @@ impl Exporter for MarkdownExporter {
             let failed = match work {
                 Work::Requests => format!("{errors} / {non_2xx}"),
                 Work::Iterations => errors.to_string(),
+                Work::Served => route
+                    .watch
+                    .as_ref()
+                    .and_then(|w| w.served)
+                    .map_or("–".into(), |n| n.to_string()),
             };
             let _ = writeln!(
                 out,
@@ -107,6 +113,9 @@ impl Exporter for MarkdownExporter {
                 let _ = writeln!(out, "  - {line}");
             }
             if let Some(line) = super::loop_view::soak_line(route) {
+                let _ = writeln!(out, "  - {line}");
+            }
+            for line in super::watch_view::lines(route) {
                 let _ = writeln!(out, "  - {line}");
             }
             if let Some(peak) = super::series_view::peak_text(route) {

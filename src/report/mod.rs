@@ -19,6 +19,7 @@ mod series_view;
 mod svg;
 mod target_view;
 mod terminal;
+mod watch_view;
 
 pub use html::HtmlExporter;
 pub use json::JsonExporter;

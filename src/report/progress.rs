@@ -66,6 +66,40 @@ impl Progress {
         }
     }
 
+    /// Whether stderr is a terminal that shows live lines.
+    pub fn is_interactive(&self) -> bool {
+        self.interactive && !self.quiet
+    }
+
+    /// A status line that replaces the previous one on a terminal (a
+    /// spinner's message), or a line of its own in a log.
+    pub fn live(&self, message: &str) {
+        if self.quiet {
+            return;
+        }
+        if !self.interactive {
+            eprintln!("{message}");
+            return;
+        }
+        let mut bar = self.bar.lock().expect("progress lock");
+        let bar = bar.get_or_insert_with(|| {
+            let spinner = ProgressBar::new_spinner();
+            spinner.set_style(
+                ProgressStyle::with_template("{spinner} {wide_msg}").expect("constant template"),
+            );
+            spinner.enable_steady_tick(std::time::Duration::from_millis(250));
+            spinner
+        });
+        bar.set_message(message.to_string());
+    }
+
+    /// Ends a live status line, leaving its last text.
+    pub fn end_live(&self) {
+        if let Some(bar) = self.bar.lock().expect("progress lock").take() {
+            bar.finish();
+        }
+    }
+
     fn finish_bar(&self) {
         if let Some(bar) = self.bar.lock().expect("progress lock").take() {
             bar.finish_and_clear();

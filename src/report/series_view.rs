@@ -222,12 +222,15 @@ pub enum Work {
     Requests,
     /// A page's iterations of its actions: count, failed, rate, time each.
     Iterations,
+    /// A watched process's own traffic between two readings: what it served.
+    Served,
 }
 
 impl Work {
     pub fn of(result: &RunResult) -> Work {
-        match result.settings.runtime() {
-            "browser" => Work::Iterations,
+        match (result.settings.runtime(), result.settings.method.as_str()) {
+            ("browser", _) => Work::Iterations,
+            (_, "watch") => Work::Served,
             _ => Work::Requests,
         }
     }
@@ -239,6 +242,7 @@ impl Work {
                 "requests", "errors", "non-2xx", "req/s", "p50 ms", "p99 ms", "max ms",
             ],
             Work::Iterations => &["iterations", "failed", "iterations/s", "ms / iteration"],
+            Work::Served => &["served", "req/s"],
         }
     }
 
@@ -260,6 +264,13 @@ impl Work {
                     ms(|l| l.max),
                 ]
             }
+            Work::Served => match cycle.served {
+                Some(served) => vec![
+                    served.to_string(),
+                    format!("{:.0}", served as f64 / cycle.duration_s.max(1e-9)),
+                ],
+                None => vec!["–".into(), "–".into()],
+            },
             Work::Iterations => {
                 let done = cycle.load.iterations.unwrap_or(cycle.requests);
                 let failed = cycle.load.failed_iterations.unwrap_or(cycle.errors);

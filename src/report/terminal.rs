@@ -26,15 +26,19 @@ impl Exporter for TerminalExporter {
             (_, Some(command)) => format!(", driven by `{command}`"),
             _ => String::new(),
         };
-        writeln!(
-            out,
-            "load:   {}{how}, {} connection{}{}",
-            s.schedule(),
-            s.connections,
-            if s.connections == 1 { "" } else { "s" },
-            s.abort
-                .map_or(String::new(), |a| format!(", {:.0} % hung up", a * 100.0))
-        )?;
+        if s.watch.is_some() {
+            writeln!(out, "watch:  {}", s.schedule())?;
+        } else {
+            writeln!(
+                out,
+                "load:   {}{how}, {} connection{}{}",
+                s.schedule(),
+                s.connections,
+                if s.connections == 1 { "" } else { "s" },
+                s.abort
+                    .map_or(String::new(), |a| format!(", {:.0} % hung up", a * 100.0))
+            )?;
+        }
         if let Some(found) = &s.discovery {
             writeln!(
                 out,
@@ -117,6 +121,18 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -
         )?;
     }
     for cycle in &route.cycles {
+        if route.watch.is_some() {
+            // A watch's reading is one, taken after the target's own collection.
+            let at = format!("at {:.0} s", cycle.read_at_s.unwrap_or(0.0));
+            writeln!(
+                out,
+                "{:>5}  {at:<10}  {}  {}",
+                cycle.cycle,
+                memory_cells(&cycle.after_gc),
+                row(&work.cells(cycle), work_headers)
+            )?;
+            continue;
+        }
         writeln!(
             out,
             "{:>5}  {:<10}  {}  {}",
@@ -171,6 +187,9 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -
     if let Some(line) = super::loop_view::soak_line(route) {
         writeln!(out, "{line}")?;
     }
+    for line in super::watch_view::lines(route) {
+        writeln!(out, "{line}")?;
+    }
     if let Some(line) = super::schedule_view::decided_line(route, unit.name()) {
         writeln!(out, "{line}")?;
     }
@@ -211,17 +230,28 @@ fn render_route(out: &mut String, route: &RouteResult, unit: Unit, work: Work) -
 
 fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis, unit: Unit) -> std::fmt::Result {
     let view = DiagnosisView::new(d);
-    writeln!(
-        out,
-        "diagnosis{}: one more cycle of {} {}s between two heap snapshots ({:.1} + {:.1} MB); target rss {:.1} → {:.1} MB",
-        view.isolate.map_or(String::new(), |i| format!(" of {i}")),
-        view.requests,
-        unit.name(),
-        view.snapshot_mb[0],
-        view.snapshot_mb[1],
-        view.rss_before_mb,
-        view.rss_after_mb
-    )?;
+    if view.from_profiles_only {
+        writeln!(
+            out,
+            "evidence: the allocation sites whose live sampled bytes grew from the first to the \
+             last third of the watch (V8's sampling heap profiler)"
+        )?;
+        for missing in &d.missing {
+            writeln!(out, "  missing: {missing}")?;
+        }
+    } else {
+        writeln!(
+            out,
+            "diagnosis{}: one more cycle of {} {}s between two heap snapshots ({:.1} + {:.1} MB); target rss {:.1} → {:.1} MB",
+            view.isolate.map_or(String::new(), |i| format!(" of {i}")),
+            view.requests,
+            unit.name(),
+            view.snapshot_mb[0],
+            view.snapshot_mb[1],
+            view.rss_before_mb,
+            view.rss_after_mb
+        )?;
+    }
     for h in &view.holders {
         writeln!(
             out,

@@ -11,6 +11,7 @@ mod load_command;
 mod output;
 mod page;
 mod run;
+mod watch;
 
 pub use attach::{Attach, SampleProps, SnapshotProps};
 pub use function::FnProps;
@@ -22,3 +23,4 @@ pub use run::{
     DiscoverySettings, LoadSettings, MethodSettings, RequestProps, RoutesProps, RunSettings,
     SoakProps, TargetSettings,
 };
+pub use watch::{WatchProps, WatchTarget};

@@ -21,6 +21,7 @@ pub mod sequential;
 #[cfg(test)]
 pub(crate) mod test_cycles;
 pub mod time_trend;
+pub mod watch;
 
 pub use classify::Options;
 pub use metric::Noise;

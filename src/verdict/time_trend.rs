@@ -92,6 +92,35 @@ fn theil_sen(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
     Some((median, slopes[low.min(count - 1)], slopes[high]))
 }
 
+/// How far one reading strays from the trend: the root mean square of
+/// the residuals about the Theil–Sen line (its intercept the residuals'
+/// median), the tenth farthest left out so that one stray reading does
+/// not widen it. Not the median absolute deviation: readings taken at a
+/// target's own major collections come in phases (on
+/// tests/targets/watch-server.mjs every other one lands ±0.7 MB off the
+/// line, by when the collection fell in the 2 s cache's sweep), and the
+/// MAD of such two-mode residuals falls to the spread within one mode as
+/// soon as the median crosses into it: 1.0 MB over ten readings, 0.27 MB
+/// over eleven, in one watch. `None` with fewer than two points.
+///
+/// Such readings carry floating garbage and medium-lived objects that a
+/// forced, settled one does not (0.6–0.9 MB against the 0.1 MB a settled
+/// reading repeats to), so `watch` judges them against their own spread.
+pub fn residual_spread(points: &[(f64, f64)]) -> Option<f64> {
+    if points.len() < 2 {
+        return None;
+    }
+    let (slope, _, _) = theil_sen(points)?;
+    let mut residuals: Vec<f64> = points.iter().map(|(t, v)| v - slope * t).collect();
+    residuals.sort_by(f64::total_cmp);
+    let n = residuals.len();
+    let center = (residuals[(n - 1) / 2] + residuals[n / 2]) / 2.0;
+    let mut deviations: Vec<f64> = residuals.iter().map(|r| (r - center).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    let kept = &deviations[..n - n / 10];
+    Some((kept.iter().map(|d| d * d).sum::<f64>() / kept.len() as f64).sqrt())
+}
+
 /// How sure the advice wants a soak of the length it names to decide:
 /// today's slope is taken one standard error (half the 95 % half-width)
 /// to the side of the floor it must clear...
@@ -192,6 +221,25 @@ mod tests {
         let fit = fit_over_time(&Series::HEAP_USED, &noisy, 0.1 * MB).unwrap();
         assert_eq!(fit.decision, TimeDecision::Undecided, "{fit:?}");
         assert_eq!(fit.decided_by_s, None, "{fit:?}");
+    }
+
+    #[test]
+    fn the_spread_is_the_scatter_about_the_trend_not_the_trend() {
+        // A steady rise of 0.1 MB a reading with ±0.5 MB alternating on top.
+        let values: Vec<f64> = (0..12)
+            .map(|i| 4.0 + 0.1 * i as f64 + if i % 2 == 0 { 0.5 } else { -0.5 })
+            .collect();
+        let spread = residual_spread(&points(&values)).unwrap() / MB;
+        assert!((0.45..0.55).contains(&spread), "{spread}");
+        // Two phases, as a live target's readings come: not the spread of one.
+        let phases = [
+            9.63, 11.34, 10.21, 11.86, 10.74, 12.06, 11.27, 13.35, 12.06, 14.28, 12.54,
+        ];
+        let ten = residual_spread(&points(&phases[..10])).unwrap() / MB;
+        let eleven = residual_spread(&points(&phases)).unwrap() / MB;
+        assert!(ten > 0.5 && eleven > 0.5, "{ten} {eleven}");
+        let straight: Vec<f64> = (0..12).map(|i| 4.0 + 0.1 * i as f64).collect();
+        assert!(residual_spread(&points(&straight)).unwrap() < 1e-6);
     }
 
     #[test]

@@ -12,3 +12,4 @@ mod page;
 mod routes;
 mod run;
 mod soak;
+mod watch;

@@ -151,6 +151,7 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
                 every_s: soak.every.as_secs_f64(),
                 rate: soak.rate,
             }),
+            watch: None,
             sequential: props.load.sequential.map(|seq| SequentialSettings {
                 cycle_requests: props.load.requests,
                 resolution_bytes_per_request: seq.resolution,

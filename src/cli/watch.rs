@@ -1,0 +1,79 @@
+//! `leakcheck watch`: judge a live process under its own traffic.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::OutputArgs;
+use crate::report::OutputTarget;
+use crate::units::{parse_bytes, parse_duration};
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Watch a running Node process: its inspector is opened with SIGUSR1
+    /// on 127.0.0.1 (and closed again on exit if leakcheck opened it).
+    #[arg(long, value_name = "PID", conflicts_with = "inspect")]
+    pub pid: Option<u32>,
+    /// Watch through a running inspector: `HOST:PORT` or a `ws://` URL.
+    #[arg(long, value_name = "HOST:PORT|ws://URL")]
+    pub inspect: Option<String>,
+    /// Allow an inspector that is not on this machine.
+    #[arg(long)]
+    pub allow_remote_inspector: bool,
+    /// How long to watch (`90s`, `30m`, `12h`); without it, until Ctrl-C
+    /// (or a decision with --until-decided).
+    #[arg(short = 'd', long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Stop as soon as the trend decides (a leak with its projection, or flat).
+    #[arg(long)]
+    pub until_decided: bool,
+    /// Also force a full collection this often (`30s`), for a reading of
+    /// a heap whose own major collections are rare; each is a pause of
+    /// the target, skipped while the last one took longer than --max-pause.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub force_gc_every: Option<Duration>,
+    /// The longest full-collection pause --force-gc-every may cause.
+    #[arg(long, default_value = "50ms", value_parser = parse_duration)]
+    pub max_pause: Duration,
+    /// Bytes per sample of V8's sampling heap profiler, which names the
+    /// allocation sites that grew (`512KB`; smaller costs the target more).
+    #[arg(long, default_value = "512KB", value_parser = parse_bytes)]
+    pub sample_interval: f64,
+    /// At the end, take one heap snapshot if the memory left under the
+    /// tightest limit exceeds twice the heap (a snapshot pauses the target
+    /// and costs about its heap again while written).
+    #[arg(long)]
+    pub snapshot: bool,
+    /// Where --snapshot's file goes (mode 0600) [default: beside the checkpoint].
+    #[arg(long, value_name = "DIR", requires = "snapshot")]
+    pub snapshots: Option<std::path::PathBuf>,
+    /// The production container's memory limit (`2GB`), projected against
+    /// with V8's heap limit and the cgroup's memory.max.
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
+    pub memory_limit: Option<f64>,
+    /// Append every reading and status to FILE as NDJSON as it arrives, so
+    /// a watch that is killed loses nothing [default: leakcheck-watch-PID.ndjson].
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<std::path::PathBuf>,
+    /// How long one call into the target may take before it is given up on.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub inspector_timeout: Duration,
+    /// How long a launched command may take to open its inspector.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub ready_timeout: Duration,
+    /// How long a launched command has to exit after SIGTERM before SIGKILL.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// Write the result as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE", value_parser = OutputTarget::parse)]
+    pub json: Option<OutputTarget>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// No progress output on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// A Node command to start and watch, after `--` (instead of --pid or
+    /// --inspect); it is stopped when the watch ends.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}

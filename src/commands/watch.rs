@@ -1,0 +1,65 @@
+//! `leakcheck watch`: attach to a live process (or start one), judge it
+//! under its own traffic until `-d`, a decision or Ctrl-C, leave it as it
+//! was, and report. The watching itself is `crate::watch`; this is the
+//! frame around it, as for `run`.
+
+use super::frame::{Frame, RunEnd};
+use crate::model::{RunResult, SCHEMA_VERSION, Settings, TargetInfo, WatchSettings};
+use crate::process::Target;
+use crate::settings::{WatchProps, WatchTarget};
+use crate::watch::Watch;
+
+pub async fn run(props: WatchProps) -> anyhow::Result<RunEnd> {
+    let frame = Frame::open(
+        &props.output,
+        props.snapshots.as_deref(),
+        props.quiet,
+        false,
+    )?;
+    let mut result = new_result(&props);
+    let (faults, mut fault) = tokio::sync::watch::channel(None::<String>);
+    let mut launched: Option<Target> = None;
+    let mut watch = Watch::default();
+    let work = watch.run(&props, &mut launched, faults, &mut result, &frame.progress);
+    let measured = frame.guard(work, Some(&mut fault)).await;
+    frame.progress.end_live();
+    let interrupted = measured.is_err();
+    watch
+        .finish(&props, &mut result, &frame.progress, interrupted)
+        .await;
+    let stopped = frame.stop(launched.as_mut(), "the watched command").await;
+    frame.record(&mut result, measured, launched.as_ref(), stopped);
+    frame.close(result)
+}
+
+fn new_result(props: &WatchProps) -> RunResult {
+    let command = match &props.target {
+        WatchTarget::Launch { command, .. } => command.clone(),
+        _ => Vec::new(),
+    };
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        target: TargetInfo {
+            command,
+            ..TargetInfo::default()
+        },
+        settings: Settings {
+            method: "watch".into(),
+            watch: Some(WatchSettings {
+                duration_s: props.duration.map(|d| d.as_secs_f64()),
+                until_decided: props.until_decided,
+                force_gc_every_s: props.force_gc_every.map(|d| d.as_secs_f64()),
+                max_pause_ms: props.max_pause.as_secs_f64() * 1000.0,
+                sample_interval_bytes: props.sample_interval,
+            }),
+            ..Settings::default()
+        },
+        routes: Vec::new(),
+        outcome: Default::default(),
+        comparison: None,
+    }
+}

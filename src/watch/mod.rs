@@ -1,0 +1,382 @@
+//! `leakcheck watch`: the method's judgement on a live process under its
+//! own traffic. A schedule without work: leakcheck sends no request and,
+//! by default, forces no collection; readings arrive when the target's own
+//! major collections happen (`observer.rs`), the soak's time trend judges
+//! them (`verdict::watch`), and V8's sampling heap profiler, at a coarse
+//! interval, names the allocation sites that grew (`sites.rs`). A heap
+//! snapshot is taken only when asked and when the memory left allows it
+//! (`evidence.rs`).
+//!
+//! The story of one watch: attach (`connect.rs`), install the observer and
+//! the profiler, then every `DRAIN_EVERY` drain the readings into the
+//! route (`record.rs`), append them to the NDJSON checkpoint
+//! (`checkpoint.rs`), force a collection when `--force-gc-every` is due
+//! and the last pause allows, read a profile every `PROFILE_EVERY`, judge,
+//! and show one status line; until `-d`, a decision (`--until-decided`) or
+//! Ctrl-C. `finish` then runs whatever ended it: a last drain, the
+//! evidence, and leaving the target as it was.
+//!
+//! What the watch holds in the target lives in `Watch`, outside the future
+//! the frame may cancel, so an interrupted watch still reports and leaves
+//! cleanly.
+
+pub mod checkpoint;
+pub mod connect;
+mod evidence;
+pub mod observer;
+mod record;
+pub mod sites;
+mod status;
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use serde_json::json;
+
+use crate::model::{RouteResult, RunResult, VerdictKind};
+use crate::process::Target;
+use crate::report::progress::Progress;
+use crate::settings::WatchProps;
+use checkpoint::Checkpoint;
+use connect::Attached;
+use observer::{Drained, Observer};
+use record::Tally;
+use sites::SiteSampler;
+
+/// How often the ring is drained and the verdict judged again: often
+/// enough for a live line, rare enough to cost nothing (one small
+/// `Runtime.evaluate`).
+const DRAIN_EVERY: Duration = Duration::from_secs(2);
+/// How often the sampling profile is read.
+const PROFILE_EVERY: Duration = Duration::from_secs(10);
+/// `--until-decided` calls a heap flat only over at least this long: the
+/// floor a flat trend is held to shrinks with the span, and a slow leak
+/// reads flat against the floor of a short one.
+const SHORTEST_FLAT_WATCH: Duration = Duration::from_secs(60);
+
+/// What one watch holds in the target.
+#[derive(Default)]
+pub struct Watch {
+    attached: Option<Attached>,
+    observer: Option<Observer>,
+    sampler: Option<SiteSampler>,
+    checkpoint: Option<Checkpoint>,
+    /// When the watch began, as an instant and as Unix seconds.
+    started: Option<(Instant, f64)>,
+    tally: Tally,
+}
+
+impl Watch {
+    /// Attaches, installs the observer and the profiler, and watches until
+    /// the schedule ends. Writes into `result` as it goes.
+    pub async fn run(
+        &mut self,
+        props: &WatchProps,
+        launched: &mut Option<Target>,
+        faults: tokio::sync::watch::Sender<Option<String>>,
+        result: &mut RunResult,
+        progress: &Progress,
+    ) -> anyhow::Result<()> {
+        let attached = connect::attach(
+            &props.target,
+            props.allow_remote_inspector,
+            launched,
+            faults,
+        )
+        .await?;
+        result.target.pid = attached.pid;
+        result.target.node_version = attached.node_version.clone();
+        result.target.cwd = attached.cwd.clone();
+        result.target.probe = Some(crate::model::ProbeKind::Inspector);
+        let inspector = attached.inspector.clone();
+        let settings = result.settings.watch.clone();
+        let route = route_of(result);
+        route.pid = attached.pid;
+        route.route = match attached.pid {
+            Some(pid) => format!("pid {pid}"),
+            None => "the watched process".into(),
+        };
+        route.limits = Some(read_limits(&inspector, attached.pid, props.memory_limit).await);
+        let path = props.checkpoint_path(attached.pid);
+        let mut checkpoint = Checkpoint::open(&path)?;
+        checkpoint.append(
+            "start",
+            &json!({ "pid": attached.pid, "node_version": attached.node_version,
+                     "limits": route.limits, "settings": settings }),
+        )?;
+        route.watch = Some(crate::model::WatchResult {
+            checkpoint: Some(path.display().to_string()),
+            ..Default::default()
+        });
+        self.checkpoint = Some(checkpoint);
+        self.attached = Some(attached);
+        self.observer = Some(Observer::install(&inspector).await?);
+        self.sampler = Some(SiteSampler::start(&inspector, props.sample_interval).await?);
+        let now_unix = unix_now();
+        self.started = Some((Instant::now(), now_unix));
+        let version = result.target.node_version.clone();
+        progress.say(&format!(
+            "watching {} (Node {}): readings at its own major collections, appended to {}; \
+             Ctrl-C stops and reports",
+            route_of(result).route,
+            version.as_deref().unwrap_or("of unknown version"),
+            path.display()
+        ));
+        self.watch_loop(props, result, progress).await
+    }
+
+    async fn watch_loop(
+        &mut self,
+        props: &WatchProps,
+        result: &mut RunResult,
+        progress: &Progress,
+    ) -> anyhow::Result<()> {
+        let (started, _) = self.started.expect("set before the loop");
+        let deadline = props.duration.map(|d| started + d);
+        let mut next_force = props.force_gc_every.map(|every| started + every);
+        let mut next_profile = started + PROFILE_EVERY;
+        // A log gets a status line per new reading, a terminal a live one.
+        let mut shown = usize::MAX;
+        loop {
+            let mut wake = Instant::now() + DRAIN_EVERY;
+            for moment in [deadline, next_force].into_iter().flatten() {
+                wake = wake.min(moment);
+            }
+            tokio::time::sleep_until(wake.into()).await;
+            if let Some(due) = next_force.filter(|due| Instant::now() >= *due) {
+                self.force(props, progress).await?;
+                next_force = props
+                    .force_gc_every
+                    .map(|every| due.max(Instant::now()) + every);
+            }
+            self.drain_into(props, result).await?;
+            if Instant::now() >= next_profile {
+                self.profile(props).await;
+                next_profile += PROFILE_EVERY;
+            }
+            let route = route_of(result);
+            if route.cycles.len() != shown || progress.is_interactive() {
+                shown = route.cycles.len();
+                progress.live(&status::line(route, started.elapsed()));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(());
+            }
+            if props.until_decided && decided(route, started.elapsed()) {
+                progress.say(&format!(
+                    "decided after {}: {}",
+                    crate::units::human_duration(started.elapsed().as_secs_f64()),
+                    route.verdict.as_ref().map_or("", |v| v.kind.name())
+                ));
+                return Ok(());
+            }
+        }
+    }
+
+    /// Drains the readings taken since the last drain into the route and
+    /// the checkpoint, and judges again.
+    async fn drain_into(
+        &mut self,
+        props: &WatchProps,
+        result: &mut RunResult,
+    ) -> anyhow::Result<()> {
+        let (Some(observer), Some((started, started_unix))) =
+            (self.observer.as_mut(), self.started)
+        else {
+            return Ok(());
+        };
+        let drained: Drained = tokio::time::timeout(props.inspector_timeout, observer.drain())
+            .await
+            .map_err(|_| {
+                anyhow::anyhow!(
+                    "the watched process did not answer its inspector within {} s (a blocked \
+                     event loop); the readings so far are kept (--inspector-timeout sets the limit)",
+                    props.inspector_timeout.as_secs()
+                )
+            })?
+            .context("the watched process stopped answering its inspector")?;
+        self.tally.dropped = drained.dropped;
+        let route = route_of(result);
+        for reading in &drained.readings {
+            if reading.forced {
+                self.tally.forced += 1;
+            } else {
+                self.tally.natural += 1;
+                if self.tally.forced == 0 {
+                    self.tally.last_full_pause_ms = Some(reading.pause_ms);
+                }
+            }
+            record::add_reading(route, reading, started_unix);
+            if let Some(checkpoint) = self.checkpoint.as_mut() {
+                checkpoint.append("reading", reading)?;
+            }
+        }
+        record::judge_route(
+            route,
+            &self.tally,
+            started.elapsed().as_secs_f64(),
+            unix_now(),
+        );
+        if !drained.readings.is_empty()
+            && let (Some(checkpoint), Some(verdict)) = (self.checkpoint.as_mut(), &route.verdict)
+        {
+            checkpoint.append(
+                "status",
+                &json!({ "elapsed_s": started.elapsed().as_secs_f64(), "readings": route.cycles.len(),
+                         "verdict": verdict.kind, "summary": verdict.summary,
+                         "projection": route.watch.as_ref().map(|w| &w.projection) }),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// One forced collection, unless the last full collection paused the
+    /// target longer than `--max-pause`.
+    async fn force(&mut self, props: &WatchProps, progress: &Progress) -> anyhow::Result<()> {
+        let (Some(observer), Some(attached)) = (&self.observer, &self.attached) else {
+            return Ok(());
+        };
+        let limit_ms = props.max_pause.as_secs_f64() * 1000.0;
+        if let Some(pause) = self.tally.last_full_pause_ms.filter(|p| *p > limit_ms) {
+            if self.tally.forced_skipped == 0 {
+                progress.say(&format!(
+                    "not forcing collections: the last full collection paused the target \
+                     {pause:.0} ms, over --max-pause {limit_ms:.0} ms"
+                ));
+            }
+            self.tally.forced_skipped += 1;
+            return Ok(());
+        }
+        observer.force_from().await?;
+        let started = Instant::now();
+        attached
+            .inspector
+            .call("HeapProfiler.collectGarbage", json!({}))
+            .await?;
+        let pause = started.elapsed().as_secs_f64() * 1000.0;
+        observer.forced(pause).await?;
+        self.tally.last_full_pause_ms = Some(pause);
+        let longest = self.tally.longest_forced_pause_ms.get_or_insert(pause);
+        *longest = longest.max(pause);
+        Ok(())
+    }
+
+    /// Reads the sampling profile; a failure costs only the evidence.
+    async fn profile(&mut self, props: &WatchProps) {
+        let (Some(sampler), Some((started, _))) = (self.sampler.as_mut(), self.started) else {
+            return;
+        };
+        let reading = sampler.checkpoint(started.elapsed().as_secs_f64());
+        if let Ok(Ok(())) = tokio::time::timeout(props.inspector_timeout, reading).await {
+            self.tally.profiles = sampler.profiles() as u32;
+        }
+    }
+
+    /// After the watch, however it ended: the last readings, the evidence
+    /// (a snapshot only when not interrupted), leaving the target, and
+    /// the checkpoint's last line.
+    pub async fn finish(
+        &mut self,
+        props: &WatchProps,
+        result: &mut RunResult,
+        progress: &Progress,
+        interrupted: bool,
+    ) {
+        let Some(attached) = self.attached.as_ref() else {
+            return;
+        };
+        let inspector = attached.inspector.clone();
+        let alive = self.drain_into(props, result).await.is_ok();
+        if alive {
+            self.profile(props).await;
+        }
+        let route = route_of(result);
+        if alive && let Some(sampler) = &self.sampler {
+            evidence::name_sites(&inspector, sampler, route).await;
+            if props.snapshot {
+                let dir = props.snapshots.clone().unwrap_or_else(|| {
+                    let checkpoint = self.checkpoint.as_ref().map(|c| c.path.clone());
+                    checkpoint
+                        .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+                        .unwrap_or_default()
+                });
+                let taken = evidence::snapshot_within_headroom(
+                    &inspector,
+                    route,
+                    &dir,
+                    interrupted,
+                    progress,
+                )
+                .await;
+                if let Some(watch) = route.watch.as_mut() {
+                    watch.snapshot = Some(taken);
+                }
+            }
+        }
+        let attached = self.attached.as_ref().expect("checked above");
+        let detached = match alive {
+            true => connect::leave(attached, self.observer.as_ref(), self.sampler.as_ref()).await,
+            false => crate::model::Detached {
+                left: vec!["the process stopped answering before leakcheck could leave it".into()],
+                ..Default::default()
+            },
+        };
+        if !detached.left.is_empty() {
+            progress.say(&format!("warning: {}", detached.left.join("; ")));
+        }
+        if let Some(watch) = route.watch.as_mut() {
+            watch.detached = detached;
+        }
+        if let Some(checkpoint) = self.checkpoint.as_mut() {
+            let _ = checkpoint.append(
+                "end",
+                &json!({ "verdict": route.verdict, "watch": route.watch,
+                         "allocation_sites": route.diagnosis.as_ref().map(|d| &d.allocation_sites) }),
+            );
+        }
+    }
+}
+
+/// Whether `--until-decided` may stop: a leak, or a flat heap over a
+/// watch long enough that its floor means something.
+fn decided(route: &RouteResult, elapsed: Duration) -> bool {
+    match route.verdict.as_ref().map(|v| v.kind) {
+        Some(VerdictKind::Inconclusive) | None => false,
+        Some(VerdictKind::NoRetention) => elapsed >= SHORTEST_FLAT_WATCH,
+        Some(_) => true,
+    }
+}
+
+/// The watch's one route.
+fn route_of(result: &mut RunResult) -> &mut RouteResult {
+    if result.routes.is_empty() {
+        result.routes.push(RouteResult::default());
+    }
+    &mut result.routes[0]
+}
+
+/// The limits of the watched process: V8's heap limit, its cgroup's
+/// memory.max, `--memory-limit`.
+async fn read_limits(
+    inspector: &crate::inspector::Inspector,
+    pid: Option<u32>,
+    stated: Option<u64>,
+) -> crate::model::Limits {
+    let heap = inspector
+        .evaluate_in_console("require('v8').getHeapStatistics().heap_size_limit")
+        .await
+        .ok()
+        .and_then(|v| v.as_f64())
+        .map(|v| v as u64);
+    crate::model::Limits {
+        heap_bytes: heap,
+        cgroup_bytes: pid.and_then(crate::probe::limits::cgroup_memory_max),
+        stated_bytes: stated,
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

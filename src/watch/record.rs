@@ -1,0 +1,209 @@
+//! Readings into the route: each reading the observer took becomes one of
+//! the route's cycles (a "cycle" of whatever traffic came between two
+//! major collections), so the reports, the baseline comparison and the
+//! agents' summary read a watch as they read a soak; after each batch the
+//! verdict and the projection are judged again from all of them.
+
+use super::observer::Reading;
+use crate::model::{
+    CycleResult, LimitReach, Limits, RouteResult, Sample, VerdictKind, WatchResult,
+};
+use crate::units::MB;
+use crate::verdict::watch::{judge, reach, reach_text};
+
+/// Counts kept across the watch.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    pub natural: u32,
+    pub forced: u32,
+    pub forced_skipped: u32,
+    pub longest_forced_pause_ms: Option<f64>,
+    pub dropped: u64,
+    /// The pause that decides whether the next forced collection may run:
+    /// the last forced one's, else the last natural one's.
+    pub last_full_pause_ms: Option<f64>,
+    pub profiles: u32,
+}
+
+/// Adds one reading to `route`; `started_unix_s`: when the watch began.
+pub fn add_reading(route: &mut RouteResult, reading: &Reading, started_unix_s: f64) {
+    let read_at_s = reading.at_ms / 1000.0 - started_unix_s;
+    let before = route.cycles.last();
+    let served = match (reading.served, before.and_then(|c| c.after_gc.served)) {
+        (Some(now), Some(then)) => Some(now.saturating_sub(then)),
+        (Some(now), None) => Some(now),
+        _ => None,
+    };
+    let duration_s = read_at_s - before.and_then(|c| c.read_at_s).unwrap_or(0.0);
+    let sample = Sample {
+        rss: reading.rss,
+        heap_total: reading.heap_total,
+        heap_used: reading.heap_used,
+        external: reading.external,
+        array_buffers: reading.array_buffers,
+        served: reading.served,
+        resources: reading.resources.clone(),
+        ..Sample::default()
+    };
+    let requests = served.unwrap_or(0);
+    route.cycles.push(CycleResult {
+        cycle: route.cycles.len() as u32 + 1,
+        requests,
+        responses: requests,
+        duration_s: duration_s.max(0.0),
+        after_load: sample.clone(),
+        after_gc: sample,
+        units: requests,
+        served,
+        read_at_s: Some(read_at_s),
+        ..CycleResult::default()
+    });
+}
+
+/// Judges the route's readings so far into its verdict and `route.watch`;
+/// `now_unix_s` dates the projection.
+pub fn judge_route(route: &mut RouteResult, tally: &Tally, elapsed_s: f64, now_unix_s: f64) {
+    let served_total = served_total(route);
+    let served_per_s = served_rate(route);
+    let judged = judge(&route.cycles, served_per_s);
+    let limits = route.limits.unwrap_or_default();
+    let reaches = route
+        .cycles
+        .last()
+        .filter(|_| judged.verdict.kind.is_leak())
+        .and_then(|last| reach(&judged.fits, last, &limits));
+    let growth_bytes_per_hour = judged
+        .fits
+        .iter()
+        .find(|f| Some(&f.series) == Some(&judged.verdict.figure.metric))
+        .filter(|_| judged.verdict.kind.is_leak())
+        .map_or(0.0, |f| f.per_hour);
+    let projection = projection_text(
+        &judged.verdict.kind,
+        route,
+        &limits,
+        reaches.as_ref(),
+        growth_bytes_per_hour,
+        now_unix_s,
+    );
+    let previous = route.watch.take().unwrap_or_default();
+    route.watch = Some(WatchResult {
+        elapsed_s,
+        natural_readings: tally.natural,
+        forced_readings: tally.forced,
+        forced_skipped: tally.forced_skipped,
+        longest_forced_pause_ms: tally.longest_forced_pause_ms,
+        dropped_readings: tally.dropped,
+        served: served_total,
+        time_fits: judged.fits,
+        growth_bytes_per_hour,
+        reaches: reaches.map(|r| LimitReach {
+            limit: r.limit.to_string(),
+            limit_bytes: r.limit_bytes,
+            hours: r.hours,
+            at_unix_s: (now_unix_s + r.hours * 3600.0) as u64,
+        }),
+        projection,
+        profiles: tally.profiles,
+        ..previous
+    });
+    route.verdict = Some(judged.verdict);
+}
+
+fn projection_text(
+    kind: &VerdictKind,
+    route: &RouteResult,
+    limits: &Limits,
+    reaches: Option<&crate::verdict::watch::Reach>,
+    growth_bytes_per_hour: f64,
+    now_unix_s: f64,
+) -> String {
+    let heap = route.cycles.last().map_or(0, |c| c.after_gc.heap_used);
+    match (kind, reaches) {
+        (_, Some(reach)) => reach_text(reach, now_unix_s),
+        (k, None) if k.is_leak() && growth_bytes_per_hour > 0.0 && limits.is_empty() => format!(
+            "it grows {:.1} MB/h; no limit is known to project to (give --memory-limit)",
+            growth_bytes_per_hour / MB
+        ),
+        (k, None) if k.is_leak() && growth_bytes_per_hour > 0.0 => format!(
+            "it grows {:.1} MB/h (the limits in force bound another series)",
+            growth_bytes_per_hour / MB
+        ),
+        (k, None) if k.is_leak() => "the count grows; its memory is too small to project".into(),
+        (VerdictKind::Inconclusive, None) => {
+            "no projection yet: the trend cannot be told from the readings' spread".into()
+        }
+        _ => format!(
+            "no growth to project; heapUsed stays near {:.1} MB",
+            heap as f64 / MB
+        ),
+    }
+}
+
+/// Requests the target began serving over the watch, where counted.
+fn served_total(route: &RouteResult) -> Option<u64> {
+    // The count starts at 0 when the observer is installed.
+    route.cycles.last()?.after_gc.served
+}
+
+/// Requests a second between the first reading and the last.
+fn served_rate(route: &RouteResult) -> Option<f64> {
+    let (first, last) = (route.cycles.first()?, route.cycles.last()?);
+    let span = last.read_at_s? - first.read_at_s?;
+    let count = last.after_gc.served?.checked_sub(first.after_gc.served?)?;
+    (span > 0.0).then(|| count as f64 / span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(seq: u64, at_s: f64, heap_mb: f64, served: u64) -> Reading {
+        Reading {
+            seq,
+            at_ms: (1_000.0 + at_s) * 1000.0,
+            heap_used: (heap_mb * MB) as u64,
+            heap_total: (32.0 * MB) as u64,
+            external: 0,
+            array_buffers: 0,
+            rss: (80.0 * MB) as u64,
+            pause_ms: 5.0,
+            forced: false,
+            served: Some(served),
+            resources: Default::default(),
+        }
+    }
+
+    #[test]
+    fn readings_become_cycles_of_the_requests_between_them_and_a_rate() {
+        let mut route = RouteResult::default();
+        for (i, heap) in [10.0, 10.5, 11.0, 11.6, 12.0, 12.4, 13.1, 13.5, 14.0]
+            .iter()
+            .enumerate()
+        {
+            add_reading(
+                &mut route,
+                &reading(i as u64 + 1, 5.0 * i as f64, *heap, 1000 * i as u64),
+                1_000.0,
+            );
+        }
+        assert_eq!(route.cycles[1].requests, 1000);
+        assert_eq!(route.cycles[1].duration_s, 5.0);
+        assert_eq!(served_rate(&route), Some(200.0));
+        route.limits = Some(Limits {
+            heap_bytes: Some(4 << 30),
+            ..Limits::default()
+        });
+        judge_route(&mut route, &Tally::default(), 40.0, 1_040.0);
+        let verdict = route.verdict.as_ref().unwrap();
+        assert_eq!(verdict.kind, VerdictKind::Retention, "{}", verdict.summary);
+        let watch = route.watch.as_ref().unwrap();
+        assert!(
+            watch.projection.contains("V8's heap limit"),
+            "{}",
+            watch.projection
+        );
+        assert!(watch.reaches.as_ref().unwrap().hours > 10.0);
+        assert_eq!(watch.served, Some(8000));
+    }
+}

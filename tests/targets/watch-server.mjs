@@ -1,0 +1,39 @@
+// A server with a slow leak for `leakcheck watch`: each request records an
+// audit entry (~300 B) in a module-level Map that is never trimmed, and
+// caches its response for 2 s (medium-lived objects that die in the old
+// generation, as sessions, sockets and caches with a TTL do in real
+// servers: what makes V8 run its major collections on its own). With
+// `clean`, the audit keeps the last 500 entries (the twin).
+//
+//   node watch-server.mjs PORT [leak|clean]
+import http from 'node:http';
+
+const clean = process.argv[3] === 'clean';
+const audit = new Map();
+const recent = new Map();
+let served = 0;
+
+function recordAudit(req) {
+  audit.set(served, { at: Date.now(), url: req.url, note: `request ${served} `.repeat(10) });
+  if (clean && audit.size > 500) audit.delete(audit.keys().next().value);
+}
+
+setInterval(() => {
+  const old = Date.now() - 2000;
+  for (const [key, entry] of recent) {
+    if (entry.at > old) break;
+    recent.delete(key);
+  }
+}, 250).unref();
+
+const server = http.createServer((req, res) => {
+  served += 1;
+  recordAudit(req);
+  const rows = [];
+  for (let i = 0; i < 100; i++) rows.push({ id: i, label: `row ${i} of ${served}` });
+  const body = JSON.stringify({ served, rows });
+  recent.set(served, { at: Date.now(), rows, body });
+  res.setHeader('content-type', 'application/json');
+  res.end(body);
+});
+server.listen(Number(process.argv[2] ?? 9770), '127.0.0.1');
