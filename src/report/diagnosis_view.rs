@@ -66,6 +66,8 @@ pub struct DiagnosisView<'a> {
     /// No snapshot was taken: the sites come from sampling profiles alone
     /// (`leakcheck watch`).
     pub from_profiles_only: bool,
+    /// What a site's KB are: alive after the cycle, or grown over the watch.
+    pub site_bytes: &'static str,
 }
 
 impl<'a> DiagnosisView<'a> {
@@ -98,6 +100,10 @@ impl<'a> DiagnosisView<'a> {
             .collect();
         DiagnosisView {
             from_profiles_only: d.snapshot_bytes == [0, 0] && d.holders.is_empty(),
+            site_bytes: match d.snapshot_bytes == [0, 0] && d.holders.is_empty() {
+                true => "sampled, grew over the watch",
+                false => "sampled, still alive",
+            },
             isolate: d.isolate.as_deref(),
             requests: d.requests,
             snapshot_mb: d.snapshot_bytes.map(|b| b as f64 / MB),

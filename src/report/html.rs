@@ -283,7 +283,12 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     }
     out.push_str("</ul>");
     if !view.sites.is_empty() {
-        out.push_str("<b>Allocated by</b> (sampled, still alive after the cycle)");
+        out.push_str(match view.from_profiles_only {
+            true => {
+                "<b>Allocated by</b> (sampled, grew from the first to the last third of the watch)"
+            }
+            false => "<b>Allocated by</b> (sampled, still alive after the cycle)",
+        });
         if let Some(caveat) = view.caveat {
             out.push_str(" — ");
             out.push_str(caveat);

@@ -22,12 +22,15 @@ impl Exporter for MarkdownExporter {
     fn render(&self, result: &RunResult) -> anyhow::Result<String> {
         let mut out = String::new();
         let _ = writeln!(out, "### leakcheck: {}\n", result.headline());
+        let connections = match result.settings.watch {
+            Some(_) => String::new(),
+            None => format!(", {} connections", result.settings.connections),
+        };
         let _ = writeln!(
             out,
-            "Target {}. {}, {} connections, {} probe. Run {}.\n",
+            "Target {}. {}{connections}, {} probe. Run {}.\n",
             super::target_view::target_text(result),
             result.settings.schedule(),
-            result.settings.connections,
             result.target.probe.map_or("no", |p| p.name()),
             result.outcome.status
         );
@@ -192,8 +195,8 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
     for site in &view.sites {
         let _ = writeln!(
             out,
-            "  - allocated by `{}` at `{}` ({}; {} KB sampled, still alive)",
-            site.function, site.location, site.owner, site.kb
+            "  - allocated by `{}` at `{}` ({}; {} KB {})",
+            site.function, site.location, site.owner, site.kb, view.site_bytes
         );
         if let Some(stored) = &site.stored {
             let _ = writeln!(out, "    - stored at `{}`", stored.replace('`', "'"));

@@ -275,8 +275,8 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis, unit: Unit) -
     for site in &view.sites {
         writeln!(
             out,
-            "  allocated at {} {} [{}] ({} KB sampled, still alive)",
-            site.function, site.location, site.owner, site.kb
+            "  allocated at {} {} [{}] ({} KB {})",
+            site.function, site.location, site.owner, site.kb, view.site_bytes
         )?;
         if let Some(stored) = &site.stored {
             writeln!(out, "    {stored}")?;

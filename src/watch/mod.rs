@@ -47,8 +47,10 @@ use sites::SiteSampler;
 /// enough for a live line, rare enough to cost nothing (one small
 /// `Runtime.evaluate`).
 const DRAIN_EVERY: Duration = Duration::from_secs(2);
-/// How often the sampling profile is read.
-const PROFILE_EVERY: Duration = Duration::from_secs(10);
+/// How often the sampling profile is read: each read catches the
+/// short-lived objects alive at that moment, so a third's average needs
+/// several (a 90 s watch reads 17).
+const PROFILE_EVERY: Duration = Duration::from_secs(5);
 /// `--until-decided` calls a heap flat only over at least this long: the
 /// floor a flat trend is held to shrinks with the span, and a slow leak
 /// reads flat against the floor of a short one.

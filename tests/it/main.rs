@@ -40,3 +40,4 @@ mod time_growth;
 mod too_little;
 mod traffic;
 mod verdicts;
+mod watch;

@@ -6,7 +6,13 @@
 // `clean`, the audit keeps the last 500 entries (the twin).
 //
 //   node watch-server.mjs PORT [leak|clean]
+//
+// GET /state answers what a watch must leave as it found it: whether the
+// watch's global or a request subscriber is installed, whether the
+// inspector is open, the handles, and (under --expose-gc) the settled heap.
 import http from 'node:http';
+import dc from 'node:diagnostics_channel';
+import inspector from 'node:inspector';
 
 const clean = process.argv[3] === 'clean';
 const audit = new Map();
@@ -26,7 +32,27 @@ setInterval(() => {
   }
 }, 250).unref();
 
+function state() {
+  const handles = {};
+  for (const name of process.getActiveResourcesInfo()) handles[name] = (handles[name] ?? 0) + 1;
+  globalThis.gc?.();
+  globalThis.gc?.();
+  return {
+    watchInstalled: Symbol.for('leakcheck.watch') in globalThis,
+    requestSubscribers: dc.hasSubscribers('http.server.request.start'),
+    inspectorOpen: inspector.url() !== undefined,
+    handles,
+    heapUsed: process.memoryUsage().heapUsed,
+  };
+}
+
 const server = http.createServer((req, res) => {
+  if (req.url === '/state') {
+    res.setHeader('content-type', 'application/json');
+    res.setHeader('connection', 'close');
+    res.end(JSON.stringify(state()));
+    return;
+  }
   served += 1;
   recordAudit(req);
   const rows = [];
