@@ -39,6 +39,10 @@ pub struct WatchArgs {
     /// allocation sites that grew (`512KB`; smaller costs the target more).
     #[arg(long, default_value = "512KB", value_parser = parse_bytes)]
     pub sample_interval: f64,
+    /// Do not run the sampling heap profiler: no allocation sites, and no
+    /// collection forced by reading its profile (about 12 a watch).
+    #[arg(long)]
+    pub no_sites: bool,
     /// At the end, take one heap snapshot if the memory left under the
     /// tightest limit exceeds twice the heap (a snapshot pauses the target
     /// and costs about its heap again while written).

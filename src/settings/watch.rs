@@ -32,6 +32,8 @@ pub struct WatchProps {
     pub max_pause: Duration,
     /// Bytes per sample of V8's sampling heap profiler.
     pub sample_interval: u64,
+    /// Run the sampling heap profiler (`--no-sites` turns it off).
+    pub sites: bool,
     /// `--snapshot`: take one heap snapshot at the end when the headroom allows.
     pub snapshot: bool,
     /// Where the snapshot goes (mode 0600); `None`: beside the checkpoint.

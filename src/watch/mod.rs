@@ -47,10 +47,22 @@ use sites::SiteSampler;
 /// enough for a live line, rare enough to cost nothing (one small
 /// `Runtime.evaluate`).
 const DRAIN_EVERY: Duration = Duration::from_secs(2);
-/// How often the sampling profile is read: each read catches the
-/// short-lived objects alive at that moment, so a third's average needs
-/// several (a 90 s watch reads 17).
-const PROFILE_EVERY: Duration = Duration::from_secs(5);
+/// Sampling profiles read over a watch of known length: each read is a
+/// forced full collection, so few; each catches the short-lived objects
+/// alive at that moment, so a third's average needs three or four.
+const PROFILES_PER_WATCH: u32 = 12;
+/// Profiles are read at most this often...
+const PROFILE_EVERY_AT_LEAST: Duration = Duration::from_secs(10);
+/// ...and this often in a watch without `-d`.
+const PROFILE_EVERY_UNBOUNDED: Duration = Duration::from_secs(60);
+
+/// How often the sampling profile is read.
+fn profile_every(duration: Option<Duration>) -> Duration {
+    match duration {
+        Some(d) => (d / PROFILES_PER_WATCH).max(PROFILE_EVERY_AT_LEAST),
+        None => PROFILE_EVERY_UNBOUNDED,
+    }
+}
 /// `--until-decided` calls a heap flat only over at least this long: the
 /// floor a flat trend is held to shrinks with the span, and a slow leak
 /// reads flat against the floor of a short one.
@@ -113,7 +125,9 @@ impl Watch {
         self.checkpoint = Some(checkpoint);
         self.attached = Some(attached);
         self.observer = Some(Observer::install(&inspector).await?);
-        self.sampler = Some(SiteSampler::start(&inspector, props.sample_interval).await?);
+        if props.sites {
+            self.sampler = Some(SiteSampler::start(&inspector, props.sample_interval).await?);
+        }
         let now_unix = unix_now();
         self.started = Some((Instant::now(), now_unix));
         let version = result.target.node_version.clone();
@@ -136,7 +150,8 @@ impl Watch {
         let (started, _) = self.started.expect("set before the loop");
         let deadline = props.duration.map(|d| started + d);
         let mut next_force = props.force_gc_every.map(|every| started + every);
-        let mut next_profile = started + PROFILE_EVERY;
+        let every_profile = profile_every(props.duration);
+        let mut next_profile = started + every_profile;
         // A log gets a status line per new reading, a terminal a live one.
         let mut shown = usize::MAX;
         loop {
@@ -153,8 +168,8 @@ impl Watch {
             }
             self.drain_into(props, result).await?;
             if Instant::now() >= next_profile {
-                self.profile(props).await;
-                next_profile += PROFILE_EVERY;
+                self.profile(props, progress).await;
+                next_profile += every_profile;
             }
             let route = route_of(result);
             if route.cycles.len() != shown || progress.is_interactive() {
@@ -232,46 +247,97 @@ impl Watch {
         Ok(())
     }
 
-    /// One forced collection, unless the last full collection paused the
-    /// target longer than `--max-pause`.
+    /// One forced collection (`--force-gc-every`), unless the last full
+    /// collection paused the target longer than `--max-pause`.
     async fn force(&mut self, props: &WatchProps, progress: &Progress) -> anyhow::Result<()> {
-        let (Some(observer), Some(attached)) = (&self.observer, &self.attached) else {
-            return Ok(());
-        };
-        let limit_ms = props.max_pause.as_secs_f64() * 1000.0;
-        if let Some(pause) = self.tally.last_full_pause_ms.filter(|p| *p > limit_ms) {
-            if self.tally.forced_skipped == 0 {
-                progress.say(&format!(
-                    "not forcing collections: the last full collection paused the target \
-                     {pause:.0} ms, over --max-pause {limit_ms:.0} ms"
-                ));
-            }
-            self.tally.forced_skipped += 1;
+        if !self.pause_allows(props, progress) {
             return Ok(());
         }
+        let Some(attached) = &self.attached else {
+            return Ok(());
+        };
+        let inspector = attached.inspector.clone();
+        self.forced_window(async {
+            inspector
+                .call("HeapProfiler.collectGarbage", json!({}))
+                .await
+                .map(drop)
+        })
+        .await
+    }
+
+    /// Reads the sampling profile, which is a forced full collection too
+    /// (V8 collects before it reads, so that dead objects' samples go):
+    /// under the same `--max-pause` rule, recorded as a forced reading. A
+    /// failure costs only the evidence.
+    async fn profile(&mut self, props: &WatchProps, progress: &Progress) {
+        if self.sampler.is_none() || !self.pause_allows(props, progress) {
+            return;
+        }
+        let Some((started, _)) = self.started else {
+            return;
+        };
+        // Out of `self` for the window, which borrows it; put back below.
+        let Some(mut sampler) = self.sampler.take() else {
+            return;
+        };
+        let at_s = started.elapsed().as_secs_f64();
+        let limit = props.inspector_timeout;
+        let read = self
+            .forced_window(async {
+                match tokio::time::timeout(limit, sampler.checkpoint(at_s)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(crate::inspector::InspectorError::Timeout {
+                        method: "HeapProfiler.getSamplingProfile".into(),
+                        seconds: limit.as_secs(),
+                    }),
+                }
+            })
+            .await;
+        if read.is_ok() {
+            self.tally.profiles = sampler.profiles() as u32;
+        }
+        self.sampler = Some(sampler);
+    }
+
+    /// Whether a collection may be forced: not once the last full one
+    /// paused the target longer than `--max-pause` (said once).
+    fn pause_allows(&mut self, props: &WatchProps, progress: &Progress) -> bool {
+        let limit_ms = props.max_pause.as_secs_f64() * 1000.0;
+        let Some(pause) = self.tally.last_full_pause_ms.filter(|p| *p > limit_ms) else {
+            return true;
+        };
+        if self.tally.forced_skipped == 0 {
+            progress.say(&format!(
+                "not forcing collections (nor reading sampling profiles, which collect): the \
+                 last full collection paused the target {pause:.0} ms, over --max-pause \
+                 {limit_ms:.0} ms"
+            ));
+        }
+        self.tally.forced_skipped += 1;
+        false
+    }
+
+    /// Runs `collect` (a call that makes V8 collect in full) as a forced
+    /// reading: the observer ignores the collections inside the window
+    /// and records one reading with the pause leakcheck measured.
+    async fn forced_window<E: Into<anyhow::Error>>(
+        &mut self,
+        collect: impl std::future::Future<Output = Result<(), E>>,
+    ) -> anyhow::Result<()> {
+        let Some(observer) = &self.observer else {
+            return Ok(());
+        };
         observer.force_from().await?;
         let started = Instant::now();
-        attached
-            .inspector
-            .call("HeapProfiler.collectGarbage", json!({}))
-            .await?;
+        let collected = collect.await;
         let pause = started.elapsed().as_secs_f64() * 1000.0;
         observer.forced(pause).await?;
+        collected.map_err(Into::into)?;
         self.tally.last_full_pause_ms = Some(pause);
         let longest = self.tally.longest_forced_pause_ms.get_or_insert(pause);
         *longest = longest.max(pause);
         Ok(())
-    }
-
-    /// Reads the sampling profile; a failure costs only the evidence.
-    async fn profile(&mut self, props: &WatchProps) {
-        let (Some(sampler), Some((started, _))) = (self.sampler.as_mut(), self.started) else {
-            return;
-        };
-        let reading = sampler.checkpoint(started.elapsed().as_secs_f64());
-        if let Ok(Ok(())) = tokio::time::timeout(props.inspector_timeout, reading).await {
-            self.tally.profiles = sampler.profiles() as u32;
-        }
     }
 
     /// After the watch, however it ended: the last readings, the evidence
@@ -290,11 +356,15 @@ impl Watch {
         let inspector = attached.inspector.clone();
         let alive = self.drain_into(props, result).await.is_ok();
         if alive {
-            self.profile(props).await;
+            self.profile(props, progress).await;
+            // The profile's collection is a reading too.
+            let _ = self.drain_into(props, result).await;
         }
         let route = route_of(result);
-        if alive && let Some(sampler) = &self.sampler {
-            evidence::name_sites(&inspector, sampler, route).await;
+        if alive {
+            if let Some(sampler) = &self.sampler {
+                evidence::name_sites(&inspector, sampler, route).await;
+            }
             if props.snapshot {
                 let dir = props.snapshots.clone().unwrap_or_else(|| {
                     let checkpoint = self.checkpoint.as_ref().map(|c| c.path.clone());

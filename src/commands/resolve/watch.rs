@@ -54,6 +54,7 @@ impl WatchArgs {
             force_gc_every: self.force_gc_every,
             max_pause: self.max_pause,
             sample_interval: self.sample_interval as u64,
+            sites: !self.no_sites,
             snapshot: self.snapshot,
             snapshots: self.snapshots,
             memory_limit: self.memory_limit.map(|b| b as u64),
