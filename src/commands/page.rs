@@ -228,6 +228,7 @@ async fn measure_route(
         diagnose_route(probe, &mut workload, into, diagnosis).await;
     }
     // In the page's terms: the detached nodes and the listeners that grew.
+    crate::verdict::page_action::name_page_holders(into);
     if into.is_leak()
         && let Some(action) = crate::verdict::page_action::for_page(into, Unit::Iteration.name())
         && let Some(verdict) = into.verdict.as_mut()

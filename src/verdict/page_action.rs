@@ -37,6 +37,106 @@ pub fn for_page(route: &RouteResult, unit: &str) -> Option<String> {
     Some(format!("{}.", sentences.join(". ")))
 }
 
+/// Renames the holders a page's snapshot cannot name by a variable when
+/// what grew is the document itself: elements added and never removed
+/// (`<div class="actually-leaking">` held by `this`, by
+/// `globalThis.document[7][9][1][2]`, by `(GC roots) @3`) or listeners
+/// added to the page's own targets (`[25][1][3][1]`). Blink keeps those
+/// through its own structures, whose slots name nothing the page's code
+/// calls them; the document and the listener's target are what to name.
+/// A holder that names a variable (`closedDialogs`) is left as it is.
+pub fn name_page_holders(route: &mut RouteResult) {
+    if let Some(diagnosis) = route.diagnosis.as_mut() {
+        drop_engine_only_holders(diagnosis);
+    }
+    let Some(diagnosis) = route.diagnosis.as_ref() else {
+        return;
+    };
+    let attached = attached_sentence(diagnosis, "iteration").is_some();
+    let targets: Vec<&str> = route.listeners.iter().map(|l| l.target.as_str()).collect();
+    let listeners = match targets.as_slice() {
+        [] => None,
+        [one] => Some(format!("the listeners added to {one}")),
+        [many @ .., last] => Some(format!(
+            "the listeners added to {} and {last}",
+            many.join(", ")
+        )),
+    };
+    let mut renamed = Vec::new();
+    for holder in &route.diagnosis.as_ref().expect("checked above").holders {
+        if !through_the_document(&holder.name) {
+            renamed.push(None);
+            continue;
+        }
+        renamed.push(
+            match (&listeners, attached, holder.class.starts_with('<')) {
+                (_, true, true) => Some(format!(
+                    "the document: {} nodes still attached",
+                    holder.class
+                )),
+                (_, true, false) => Some(
+                    "the document: what its attached elements keep (their listeners and what \
+                 those close over)"
+                        .to_string(),
+                ),
+                (Some(listeners), false, _) => Some(format!("{listeners} (what they close over)")),
+                // The document's own slots, with no listener type growing
+                // by one a visit (a new event name each time, say).
+                (None, false, _) if holder.name.starts_with("globalThis.document[") => Some(
+                    "the document: listeners or observers registered on it (one kept per visit)"
+                        .to_string(),
+                ),
+                (None, false, _) => None,
+            },
+        );
+    }
+    let holders = &mut route.diagnosis.as_mut().expect("checked above").holders;
+    let mut seen = std::collections::HashSet::new();
+    let mut index = 0;
+    holders.retain_mut(|holder| {
+        let name = renamed[index].take();
+        index += 1;
+        match name {
+            // Several of Blink's slots renamed alike: the document once.
+            Some(name) => {
+                holder.name = name;
+                seen.insert(holder.name.clone())
+            }
+            None => true,
+        }
+    });
+}
+
+/// Holders of nothing but the engine's own objects (compiled code, Blink's
+/// C++ tables) name nothing the page keeps: `matchRoute` holding the code
+/// compiled for a router, while 5 000 arrays of numbers grew in place (a
+/// number in an array is no object of its own, and an array's backing
+/// store grows without a new one until it is full). Said so instead.
+fn drop_engine_only_holders(diagnosis: &mut Diagnosis) {
+    if diagnosis.holders.is_empty()
+        || !diagnosis
+            .holders
+            .iter()
+            .all(|h| crate::model::is_engine_class(&h.class))
+    {
+        return;
+    }
+    diagnosis.holders.clear();
+    diagnosis.missing.push(
+        "no holder of the page's own objects: between the snapshots only the engine's code and \
+         Blink's tables gained objects, so the growth is in place (arrays of numbers filling \
+         their backing stores, strings or numbers overwritten); the collections named, if any, \
+         are what grew"
+            .into(),
+    );
+}
+
+/// A holder's name that says only "through Blink": a root, bare slots,
+/// the document's internal slots, or a closure's `this` alone.
+fn through_the_document(name: &str) -> bool {
+    !names_a_variable(name) || name == "this" || name.starts_with("globalThis.document[")
+}
+
 /// The holder of the most detached DOM nodes (`Detached <p>`,
 /// `Detached HTMLDivElement`).
 fn detached_holder(diagnosis: &Diagnosis) -> Option<&Holder> {
@@ -94,7 +194,7 @@ fn detached_sentence(holder: &Holder, diagnosis: &Diagnosis, unit: &str) -> Stri
 fn attached_sentence(diagnosis: &Diagnosis, unit: &str) -> Option<String> {
     let held_by_code = diagnosis.holders.iter().any(|h| {
         h.class.starts_with('<')
-            && names_a_variable(&h.name)
+            && !through_the_document(&h.name)
             && !h.name.starts_with("the document:")
     });
     if held_by_code || diagnosis.requests == 0 {
@@ -159,6 +259,127 @@ fn upper_first(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blink_s_holders_are_named_as_the_document_or_the_listeners_target() {
+        use crate::model::ClassDiff;
+        let holder = |name: &str, class: &str| Holder {
+            name: name.into(),
+            class: class.into(),
+            ..Holder::default()
+        };
+        let mut route = RouteResult {
+            diagnosis: Some(Diagnosis {
+                requests: 25,
+                holders: vec![
+                    holder("this", "<div class=\"actually-leaking\">"),
+                    holder("(GC roots) @3", "system / JSArrayBufferData"),
+                    holder("globalThis.document[7][9][1][2]", "<span>"),
+                ],
+                classes: vec![ClassDiff {
+                    class: "<div class=\"actually-leaking\">".into(),
+                    delta_count: 25,
+                    ..ClassDiff::default()
+                }],
+                ..Diagnosis::default()
+            }),
+            ..RouteResult::default()
+        };
+        name_page_holders(&mut route);
+        let names: Vec<&str> = route
+            .diagnosis
+            .as_ref()
+            .unwrap()
+            .holders
+            .iter()
+            .map(|h| h.name.as_str())
+            .collect();
+        assert_eq!(
+            names[0],
+            "the document: <div class=\"actually-leaking\"> nodes still attached"
+        );
+        assert!(names[1].starts_with("the document: what its attached elements keep"));
+        assert_eq!(names[2], "the document: <span> nodes still attached");
+
+        // Listeners on the page's own targets, no element left behind.
+        let mut route = RouteResult {
+            diagnosis: Some(Diagnosis {
+                requests: 25,
+                holders: vec![
+                    holder("[25][1][3][1]", "(closure)"),
+                    holder("closedDialogs", "Array"),
+                ],
+                ..Diagnosis::default()
+            }),
+            listeners: vec![
+                ListenerGrowth {
+                    event: "click".into(),
+                    target: "#document".into(),
+                    before: 0,
+                    after: 25,
+                    per_unit: 1.0,
+                    added_at: None,
+                },
+                ListenerGrowth {
+                    event: "resize".into(),
+                    target: "Window".into(),
+                    before: 0,
+                    after: 25,
+                    per_unit: 1.0,
+                    added_at: None,
+                },
+            ],
+            ..RouteResult::default()
+        };
+        name_page_holders(&mut route);
+        let holders = &route.diagnosis.as_ref().unwrap().holders;
+        assert_eq!(
+            holders[0].name,
+            "the listeners added to #document and Window (what they close over)"
+        );
+        let mut route = RouteResult {
+            diagnosis: Some(Diagnosis {
+                requests: 25,
+                holders: vec![holder("globalThis.document[54][1]", "(closure)")],
+                ..Diagnosis::default()
+            }),
+            ..RouteResult::default()
+        };
+        name_page_holders(&mut route);
+        assert!(
+            route.diagnosis.unwrap().holders[0]
+                .name
+                .starts_with("the document: listeners or observers")
+        );
+        assert_eq!(holders[1].name, "closedDialogs");
+    }
+
+    #[test]
+    fn holders_of_the_engine_s_own_objects_are_not_offered() {
+        let holder = |name: &str, class: &str| Holder {
+            name: name.into(),
+            class: class.into(),
+            ..Holder::default()
+        };
+        let mut route = RouteResult {
+            diagnosis: Some(Diagnosis {
+                holders: vec![
+                    holder("matchRoute", "(compiled code)"),
+                    holder("this", "blink::HeapHashTableBacking<blink::HashTable<…>>"),
+                ],
+                ..Diagnosis::default()
+            }),
+            ..RouteResult::default()
+        };
+        name_page_holders(&mut route);
+        let diagnosis = route.diagnosis.unwrap();
+        assert!(diagnosis.holders.is_empty());
+        assert!(
+            diagnosis.missing[0].contains("in place"),
+            "{:?}",
+            diagnosis.missing
+        );
+    }
 
     #[test]
     fn elements_left_in_the_document_are_named_by_their_class_not_by_blink_s_holder() {

@@ -148,6 +148,20 @@ fn elements_left_in_the_document_are_named_by_their_class() {
         "{}",
         verdict.action
     );
+    // Nor is a holder named by Blink's slots (`this`, `(GC roots) @3`, an
+    // index path): the document is what keeps them.
+    let diagnosis = result.routes[0].diagnosis.as_ref().expect("a diagnosis");
+    for holder in &diagnosis.holders {
+        assert!(
+            holder.name.starts_with("the document")
+                || !(holder.name == "this"
+                    || holder.name.starts_with('(')
+                    || holder.name.starts_with('[')
+                    || holder.name.starts_with("globalThis.document[")),
+            "{:#?}",
+            diagnosis.holders
+        );
+    }
     // A new tag each time: named by how many tags, with one of them.
     let finished = page_run("toasts.html", &["click #badge"], &[]);
     assert_eq!(finished.code, 1, "{}", finished.stderr);
