@@ -63,6 +63,9 @@ fn profile_every(duration: Option<Duration>) -> Duration {
         None => PROFILE_EVERY_UNBOUNDED,
     }
 }
+/// How long each step after the watch may take (the last drain, naming
+/// the sites): a Ctrl-C is answered within seconds, whatever the target.
+const FINISH_STEP: Duration = Duration::from_secs(10);
 /// `--until-decided` calls a heap flat only over at least this long: the
 /// floor a flat trend is held to shrinks with the span, and a slow leak
 /// reads flat against the floor of a short one.
@@ -253,17 +256,11 @@ impl Watch {
         if !self.pause_allows(props, progress) {
             return Ok(());
         }
-        let Some(attached) = &self.attached else {
+        let Some(observer) = self.observer.clone() else {
             return Ok(());
         };
-        let inspector = attached.inspector.clone();
-        self.forced_window(async {
-            inspector
-                .call("HeapProfiler.collectGarbage", json!({}))
-                .await
-                .map(drop)
-        })
-        .await
+        self.forced_window(async { observer.collect().await.map(drop) })
+            .await
     }
 
     /// Reads the sampling profile, which is a forced full collection too
@@ -354,16 +351,23 @@ impl Watch {
             return;
         };
         let inspector = attached.inspector.clone();
-        let alive = self.drain_into(props, result).await.is_ok();
-        if alive {
+        let alive = matches!(
+            tokio::time::timeout(FINISH_STEP, self.drain_into(props, result)).await,
+            Ok(Ok(()))
+        );
+        // After Ctrl-C nothing more is forced: the profiles so far decide.
+        if alive && !interrupted {
             self.profile(props, progress).await;
             // The profile's collection is a reading too.
-            let _ = self.drain_into(props, result).await;
+            let _ = tokio::time::timeout(FINISH_STEP, self.drain_into(props, result)).await;
         }
         let route = route_of(result);
         if alive {
             if let Some(sampler) = &self.sampler {
-                evidence::name_sites(&inspector, sampler, route).await;
+                let naming = evidence::name_sites(&inspector, sampler, route);
+                if tokio::time::timeout(FINISH_STEP, naming).await.is_err() {
+                    progress.say("the allocation sites were not named: the target did not answer");
+                }
             }
             if props.snapshot {
                 let dir = props.snapshots.clone().unwrap_or_else(|| {

@@ -8,6 +8,9 @@
 //! between collections, so its cost is one small object per major
 //! collection and a counter per request.
 //!
+//! `--force-gc-every` collects with `gc()` (obtained in a context of its
+//! own, see `INSTALL`), not the inspector's all-available-garbage
+//! collection, whose shrunk young generation costs the target after it.
 //! A collection leakcheck forces (`--force-gc-every`) is recorded once, as
 //! a forced reading with the pause leakcheck measured: the observer skips
 //! the major collections it sees inside the forced window (V8 runs two
@@ -72,6 +75,18 @@ const INSTALL: &str = r#"(() => {
     }
   });
   state.observer.observe({ entryTypes: ['gc'] });
+  // A plain full collection for --force-gc-every, as `gc()` makes it:
+  // the inspector's own (HeapProfiler.collectGarbage) collects "all
+  // available garbage", shrinking the young generation, which then costs
+  // the target more scavenges for seconds after. The flag matters only
+  // while the context is made, and is put back at once.
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    state.gc = load('node:vm').runInNewContext('gc');
+  } finally {
+    v8.setFlagsFromString('--no-expose-gc');
+  }
+  state.collect = () => { const t = performance.now(); state.gc(); return performance.now() - t; };
   state.forceFrom = () => { state.forcedFrom = performance.now(); state.forcedTo = null; };
   state.forced = (pause) => { state.forcedTo = performance.now(); state.read(pause, true); };
   state.drain = (after) => JSON.stringify({ readings: state.ring.filter((r) => r.seq > after),
@@ -124,6 +139,7 @@ pub struct Drained {
 }
 
 /// The observer in one target, through one inspector session.
+#[derive(Clone)]
 pub struct Observer {
     inspector: Inspector,
     /// The last reading drained.
@@ -170,6 +186,13 @@ impl Observer {
     pub async fn force_from(&self) -> Result<(), InspectorError> {
         let expression = format!("globalThis[{KEY}].forceFrom()");
         self.inspector.evaluate(&expression).await.map(drop)
+    }
+
+    /// One plain full collection in the target (`gc()`); its pause in ms.
+    pub async fn collect(&self) -> Result<f64, InspectorError> {
+        let expression = format!("globalThis[{KEY}].collect()");
+        let value = self.inspector.evaluate(&expression).await?;
+        Ok(value.as_f64().unwrap_or(0.0))
     }
 
     /// Closes the window and records the forced collection's reading.

@@ -264,13 +264,16 @@ fn an_interrupted_watch_of_a_launched_command_reports_and_stops_it() {
             let _ = lines.send(line);
         }
     });
+    let mut seen = String::new();
     loop {
         let line = said
             .recv_timeout(Duration::from_secs(30))
-            .expect("leakcheck said it is watching within 30 s");
+            .unwrap_or_else(|e| panic!("leakcheck did not say it is watching ({e}):\n{seen}"));
         if line.contains("watching pid") {
             break;
         }
+        seen.push_str(&line);
+        seen.push('\n');
     }
     let _load = external_load(port, 100, 30);
     // Interrupted once three readings are on disk.
