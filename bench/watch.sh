@@ -8,9 +8,11 @@
 # once. Each line: verdict, heapUsed trend, projection, first site named.
 #
 # Part 2, the cost to the target: the clean twin's throughput (autocannon
-# -c 10, as fast as it goes) and its p99 latency at a fixed 1000
-# requests/s, ROUNDS rounds of: no watch, `watch` with its defaults,
-# `watch --force-gc-every 10s`, in turn (the same load, a fresh server each).
+# -c 10, as fast as it goes), and at a fixed 1000 requests/s its p99
+# latency and its CPU time per 1000 requests (from /proc/PID/stat: on two
+# shared cores the least noisy of the three), ROUNDS rounds of: no watch,
+# `watch` with its defaults, `watch --force-gc-every 10s`, in turn (the
+# same load, a fresh server each).
 # usage: bench/watch.sh [RUNS] [ROUNDS] [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -77,15 +79,21 @@ measure() { # CONFIG: one round's throughput and p99 for CONFIG (none|default|fo
                --force-gc-every 10s --checkpoint "$work/cost.ndjson" >/dev/null 2>&1 & watcher=$! ;;
   esac
   sleep 2
-  local rps p99
+  local rps p99 before after
   rps=$("$autocannon" -c 10 -d "$seconds" --json "http://127.0.0.1:$port/" 2>/dev/null \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests"]["average"])')
+  before=$(cpu_ticks "$server_pid")
   p99=$("$autocannon" -c 10 -R 1000 -d "$seconds" --json "http://127.0.0.1:$port/" 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["latency"]["p99"])')
+    | python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["latency"]["p99"], r["requests"]["total"])')
+  after=$(cpu_ticks "$server_pid")
   [ -n "$watcher" ] && { kill -INT "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null || true; }
   kill "$server_pid" 2>/dev/null || true
-  echo "$config $rps $p99"
+  set -- $p99
+  # CPU ms per 1000 requests at the fixed rate (ticks are 10 ms).
+  echo "$config $rps $1 $(awk -v t=$((after - before)) -v n="$2" 'BEGIN { printf "%.1f", t * 10 * 1000 / n }')"
 }
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 echo
 echo "## cost: $rounds rounds of ${seconds} s at full speed and ${seconds} s at 1000 requests/s"
@@ -95,6 +103,7 @@ done | tee "$work/cost"
 for config in none default forced; do
   rps=$(awk -v c="$config" '$1 == c { print $2 }' "$work/cost" | median)
   p99=$(awk -v c="$config" '$1 == c { print $3 }' "$work/cost" | median)
-  echo "$config: median $rps requests/s, p99 $p99 ms at 1000 requests/s"
+  cpu=$(awk -v c="$config" '$1 == c { print $4 }' "$work/cost" | median)
+  echo "$config: median $rps requests/s, p99 $p99 ms and $cpu CPU ms per 1000 requests at 1000 requests/s"
 done | tee "$work/medians"
-awk 'NR == 1 { r = $3; p = $6 } NR > 1 { printf "%s against no watch: throughput %.3f, p99 %.3f\n", $1, $3 / r, $6 / p }' "$work/medians"
+awk 'NR == 1 { r = $3; p = $6; c = $9 } NR > 1 { printf "%s against no watch: throughput %.3f, p99 %.3f, CPU per request %.3f\n", $1, $3 / r, $6 / p, $9 / c }' "$work/medians"

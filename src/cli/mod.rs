@@ -69,10 +69,9 @@ pub enum Command {
     /// Rewrite heap snapshots with every string value replaced by its length and
     /// a hash (names kept), fit to attach to a public issue.
     Redact(RedactArgs),
-    /// Watch a live Node process under its own traffic, without load or
-    /// forced collections: the trend of its heap after its own major
-    /// collections, the projection to its limit, and the allocation sites
-    /// that grew.
+    /// Watch a live Node process under its own traffic, with no load of
+    /// its own: the trend of its heap after its own major collections, the
+    /// projection to its limit, and the allocation sites that grew.
     Watch(Box<WatchArgs>),
     /// Serve the checks to coding agents: a Model Context Protocol server on stdio.
     Mcp(McpArgs),

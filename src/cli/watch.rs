@@ -32,7 +32,9 @@ pub struct WatchArgs {
     /// the target, skipped while the last one took longer than --max-pause.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub force_gc_every: Option<Duration>,
-    /// The longest full-collection pause --force-gc-every may cause.
+    /// The longest full-collection pause leakcheck may cause: no collection
+    /// is forced (--force-gc-every, or a sampling profile's read) once the
+    /// last full one paused the target longer.
     #[arg(long, default_value = "50ms", value_parser = parse_duration)]
     pub max_pause: Duration,
     /// Bytes per sample of V8's sampling heap profiler, which names the
