@@ -5,7 +5,10 @@
 // servers: what makes V8 run its major collections on its own). With
 // `clean`, the audit keeps the last 500 entries (the twin).
 //
-//   node watch-server.mjs PORT [leak|clean]
+//   node watch-server.mjs PORT [leak|clean] [SCALE]
+//
+// SCALE (1 by default) multiplies the audit entry's note: 3 keeps about
+// 1 KB a request.
 //
 // GET /state answers what a watch must leave as it found it: whether the
 // watch's global or a request subscriber is installed, whether the
@@ -15,12 +18,13 @@ import dc from 'node:diagnostics_channel';
 import inspector from 'node:inspector';
 
 const clean = process.argv[3] === 'clean';
+const scale = Number(process.argv[4] ?? 1);
 const audit = new Map();
 const recent = new Map();
 let served = 0;
 
 function recordAudit(req) {
-  audit.set(served, { at: Date.now(), url: req.url, note: `request ${served} `.repeat(10) });
+  audit.set(served, { at: Date.now(), url: req.url, note: `request ${served} `.repeat(10 * scale) });
   if (clean && audit.size > 500) audit.delete(audit.keys().next().value);
 }
 
