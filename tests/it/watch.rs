@@ -123,7 +123,7 @@ fn a_slow_leak_under_live_traffic_is_retention_with_its_site_and_its_twin_is_not
         .unwrap();
     assert!((100.0..2000.0).contains(&per_request), "{per_request}");
     assert_eq!(route["watch"]["reaches"]["limit"], "V8's heap limit");
-    assert!(route["watch"]["natural_readings"].as_u64().unwrap() >= 7);
+    assert!(route["watch"]["natural_readings"].as_u64().unwrap() >= 5);
     // No collection forced but the sampling profile's reads, one per 10 s
     // and a last one (V8 collects before it reads a profile).
     let forced = route["watch"]["forced_readings"].as_u64().unwrap();
