@@ -181,9 +181,9 @@ fn too_few_action(readings: &[CycleResult]) -> String {
     let needed = MIN_DECIDING_READINGS + 1 - readings.len().min(MIN_DECIDING_READINGS);
     match pace {
         Some(seconds) => format!(
-            "The target runs a major collection about every {} under this traffic: keep \
-             watching at least {} more, or add --force-gc-every 30s (a forced collection is \
-             a pause; --max-pause bounds it).",
+            "A reading comes about every {} (the target's own major collections, and any \
+             forced): keep watching at least {} more; if its own collections are rare, \
+             --force-gc-every 30s adds readings (each a pause; --max-pause bounds it).",
             human_duration(seconds),
             human_duration(seconds * needed as f64)
         ),
