@@ -24,8 +24,25 @@ const V1_UNLIMITED: u64 = 1 << 60;
 /// Reads the limits of the probe's target (process `pid`, when known):
 /// `stated` is `--memory-limit`.
 pub async fn read_limits(probe: &dyn Probe, pid: Option<u32>, stated: Option<u64>) -> Limits {
+    match probe.inspector() {
+        Some(inspector) => limits_through(inspector, pid, stated).await,
+        None => Limits {
+            heap_bytes: None,
+            cgroup_bytes: pid.and_then(cgroup_memory_max),
+            stated_bytes: stated,
+        },
+    }
+}
+
+/// The limits of a target reached through its inspector alone (`watch`,
+/// which has no probe).
+pub async fn limits_through(
+    inspector: &crate::inspector::Inspector,
+    pid: Option<u32>,
+    stated: Option<u64>,
+) -> Limits {
     Limits {
-        heap_bytes: heap_size_limit(probe).await,
+        heap_bytes: heap_size_limit_of(inspector).await,
         cgroup_bytes: pid.and_then(cgroup_memory_max),
         stated_bytes: stated,
     }
@@ -33,7 +50,10 @@ pub async fn read_limits(probe: &dyn Probe, pid: Option<u32>, stated: Option<u64
 
 /// `v8.getHeapStatistics().heap_size_limit` of an inspector target.
 pub async fn heap_size_limit(probe: &dyn Probe) -> Option<u64> {
-    let inspector = probe.inspector()?;
+    heap_size_limit_of(probe.inspector()?).await
+}
+
+async fn heap_size_limit_of(inspector: &crate::inspector::Inspector) -> Option<u64> {
     let value = inspector
         .evaluate_in_console("require('v8').getHeapStatistics().heap_size_limit")
         .await

@@ -113,7 +113,10 @@ impl Watch {
             Some(pid) => format!("pid {pid}"),
             None => "the watched process".into(),
         };
-        route.limits = Some(read_limits(&inspector, attached.pid, props.memory_limit).await);
+        route.limits = Some(
+            crate::probe::limits::limits_through(&inspector, attached.pid, props.memory_limit)
+                .await,
+        );
         let path = props.checkpoint_path(attached.pid);
         let mut checkpoint = Checkpoint::open(&path)?;
         checkpoint.append(
@@ -429,26 +432,6 @@ fn route_of(result: &mut RunResult) -> &mut RouteResult {
         result.routes.push(RouteResult::default());
     }
     &mut result.routes[0]
-}
-
-/// The limits of the watched process: V8's heap limit, its cgroup's
-/// memory.max, `--memory-limit`.
-async fn read_limits(
-    inspector: &crate::inspector::Inspector,
-    pid: Option<u32>,
-    stated: Option<u64>,
-) -> crate::model::Limits {
-    let heap = inspector
-        .evaluate_in_console("require('v8').getHeapStatistics().heap_size_limit")
-        .await
-        .ok()
-        .and_then(|v| v.as_f64())
-        .map(|v| v as u64);
-    crate::model::Limits {
-        heap_bytes: heap,
-        cgroup_bytes: pid.and_then(crate::probe::limits::cgroup_memory_max),
-        stated_bytes: stated,
-    }
 }
 
 fn unix_now() -> f64 {
