@@ -37,6 +37,24 @@ pub const MIN_READINGS: usize = 4;
 /// Fits `points` (seconds since the first reading, value) for `series`,
 /// whose one reading repeats within `noise`. `None` with too few points.
 pub fn fit_over_time(series: &Series, points: &[(f64, f64)], noise: f64) -> Option<TimeFit> {
+    fit_with(series, points, |_| noise)
+}
+
+/// `fit_over_time` against the readings' own spread about the fitted line
+/// (`spread_about`), never less than `least`: for readings that are not
+/// settled (`watch`). The pairwise slopes are computed once for both.
+pub fn fit_against_spread(series: &Series, points: &[(f64, f64)], least: f64) -> Option<TimeFit> {
+    fit_with(series, points, |slope| {
+        least.max(spread_about(points, slope))
+    })
+}
+
+/// The fit, with the noise given the fitted slope.
+fn fit_with(
+    series: &Series,
+    points: &[(f64, f64)],
+    noise: impl FnOnce(f64) -> f64,
+) -> Option<TimeFit> {
     if points.len() < MIN_READINGS {
         return None;
     }
@@ -45,7 +63,7 @@ pub fn fit_over_time(series: &Series, points: &[(f64, f64)], noise: f64) -> Opti
         return None;
     }
     let (slope, lower, upper) = theil_sen(points)?;
-    let floor = RETENTION_SIGMAS * noise / span_s;
+    let floor = RETENTION_SIGMAS * noise(slope) / span_s;
     let decision = if lower > floor {
         TimeDecision::Grows
     } else if upper < floor {
@@ -101,16 +119,12 @@ fn theil_sen(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
 /// line, by when the collection fell in the 2 s cache's sweep), and the
 /// MAD of such two-mode residuals falls to the spread within one mode as
 /// soon as the median crosses into it: 1.0 MB over ten readings, 0.27 MB
-/// over eleven, in one watch. `None` with fewer than two points.
+/// over eleven, in one watch.
 ///
 /// Such readings carry floating garbage and medium-lived objects that a
 /// forced, settled one does not (0.6–0.9 MB against the 0.1 MB a settled
 /// reading repeats to), so `watch` judges them against their own spread.
-pub fn residual_spread(points: &[(f64, f64)]) -> Option<f64> {
-    if points.len() < 2 {
-        return None;
-    }
-    let (slope, _, _) = theil_sen(points)?;
+fn spread_about(points: &[(f64, f64)], slope: f64) -> f64 {
     let mut residuals: Vec<f64> = points.iter().map(|(t, v)| v - slope * t).collect();
     residuals.sort_by(f64::total_cmp);
     let n = residuals.len();
@@ -118,7 +132,7 @@ pub fn residual_spread(points: &[(f64, f64)]) -> Option<f64> {
     let mut deviations: Vec<f64> = residuals.iter().map(|r| (r - center).abs()).collect();
     deviations.sort_by(f64::total_cmp);
     let kept = &deviations[..n - n / 10];
-    Some((kept.iter().map(|d| d * d).sum::<f64>() / kept.len() as f64).sqrt())
+    (kept.iter().map(|d| d * d).sum::<f64>() / kept.len() as f64).sqrt()
 }
 
 /// How sure the advice wants a soak of the length it names to decide:
@@ -221,6 +235,12 @@ mod tests {
         let fit = fit_over_time(&Series::HEAP_USED, &noisy, 0.1 * MB).unwrap();
         assert_eq!(fit.decision, TimeDecision::Undecided, "{fit:?}");
         assert_eq!(fit.decided_by_s, None, "{fit:?}");
+    }
+
+    /// The spread about the Theil–Sen line of `points`.
+    fn residual_spread(points: &[(f64, f64)]) -> Option<f64> {
+        let (slope, _, _) = theil_sen(points)?;
+        Some(spread_about(points, slope))
     }
 
     #[test]

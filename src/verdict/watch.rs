@@ -16,7 +16,7 @@
 
 use super::Noise;
 use super::over_time::describe;
-use super::time_trend::{fit_over_time, residual_spread};
+use super::time_trend::fit_against_spread;
 use crate::model::{
     CycleResult, Figure, Finding, FindingKind, Limits, Resource, Series, TimeDecision, TimeFit,
     Verdict, VerdictKind,
@@ -127,9 +127,7 @@ pub fn fits(readings: &[CycleResult]) -> Vec<TimeFit> {
                 .skip(1)
                 .map(|c| Some((c.read_at_s?, c.after_gc.value(&series).unwrap_or(0.0))))
                 .collect::<Option<_>>()?;
-            let floor = Noise::Process.floor(&series);
-            let spread = residual_spread(&points).unwrap_or(0.0);
-            fit_over_time(&series, &points, floor.max(spread))
+            fit_against_spread(&series, &points, Noise::Process.floor(&series))
         })
         .collect()
 }

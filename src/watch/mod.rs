@@ -234,12 +234,13 @@ impl Watch {
                 checkpoint.append("reading", reading)?;
             }
         }
-        record::judge_route(
-            route,
-            &self.tally,
-            started.elapsed().as_secs_f64(),
-            unix_now(),
-        );
+        let elapsed_s = started.elapsed().as_secs_f64();
+        // The fits are pairwise (quadratic in the readings): judged again
+        // only when a reading came, the counts kept current every drain.
+        match drained.readings.is_empty() && route.verdict.is_some() {
+            true => record::count(route, &self.tally, elapsed_s),
+            false => record::judge_route(route, &self.tally, elapsed_s, unix_now()),
+        }
         if !drained.readings.is_empty()
             && let (Some(checkpoint), Some(verdict)) = (self.checkpoint.as_mut(), &route.verdict)
         {

@@ -88,12 +88,6 @@ pub fn judge_route(route: &mut RouteResult, tally: &Tally, elapsed_s: f64, now_u
     );
     let previous = route.watch.take().unwrap_or_default();
     route.watch = Some(WatchResult {
-        elapsed_s,
-        natural_readings: tally.natural,
-        forced_readings: tally.forced,
-        forced_skipped: tally.forced_skipped,
-        longest_forced_pause_ms: tally.longest_forced_pause_ms,
-        dropped_readings: tally.dropped,
         served: served_total,
         time_fits: judged.fits,
         growth_bytes_per_hour,
@@ -104,10 +98,22 @@ pub fn judge_route(route: &mut RouteResult, tally: &Tally, elapsed_s: f64, now_u
             at_unix_s: (now_unix_s + r.hours * 3600.0) as u64,
         }),
         projection,
-        profiles: tally.profiles,
         ..previous
     });
     route.verdict = Some(judged.verdict);
+    count(route, tally, elapsed_s);
+}
+
+/// Keeps the watch's counts and length current, the verdict as it stands.
+pub fn count(route: &mut RouteResult, tally: &Tally, elapsed_s: f64) {
+    let watch = route.watch.get_or_insert_with(WatchResult::default);
+    watch.elapsed_s = elapsed_s;
+    watch.natural_readings = tally.natural;
+    watch.forced_readings = tally.forced;
+    watch.forced_skipped = tally.forced_skipped;
+    watch.longest_forced_pause_ms = tally.longest_forced_pause_ms;
+    watch.dropped_readings = tally.dropped;
+    watch.profiles = tally.profiles;
 }
 
 fn projection_text(
