@@ -36,23 +36,28 @@ pub fn time_fits(cycles: &[CycleResult], noise: Noise) -> Vec<TimeFit> {
         })
         .collect();
     let settled = || cycles.iter().zip(&times).skip(1);
-    let resources: std::collections::BTreeSet<&String> = cycles
-        .iter()
-        .flat_map(|c| c.after_gc.resources.keys())
-        .collect();
-    let resources = resources
-        .into_iter()
-        .filter_map(|name| Resource::parse(name))
-        .map(Series::Resource);
     MEMORY
         .into_iter()
-        .chain(resources)
+        .chain(resource_series(cycles))
         .filter_map(|series| {
             let points: Vec<(f64, f64)> = settled()
                 .map(|(c, t)| Some((*t, c.after_gc.value(&series)?)))
                 .collect::<Option<_>>()?;
             fit_over_time(&series, &points, noise.floor(&series))
         })
+        .collect()
+}
+
+/// Every handle and listener series any after-GC reading has, in name order.
+pub fn resource_series(cycles: &[CycleResult]) -> Vec<Series> {
+    let names: std::collections::BTreeSet<&String> = cycles
+        .iter()
+        .flat_map(|c| c.after_gc.resources.keys())
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|name| Resource::parse(name))
+        .map(Series::Resource)
         .collect()
 }
 

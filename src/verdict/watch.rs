@@ -18,8 +18,8 @@ use super::Noise;
 use super::over_time::describe;
 use super::time_trend::fit_against_spread;
 use crate::model::{
-    CycleResult, Figure, Finding, FindingKind, Limits, Resource, Series, TimeDecision, TimeFit,
-    Verdict, VerdictKind,
+    CycleResult, Figure, Finding, FindingKind, Limits, Series, TimeDecision, TimeFit, Verdict,
+    VerdictKind,
 };
 use crate::units::{MB, human_duration, per_request};
 
@@ -109,18 +109,10 @@ pub fn judge(readings: &[CycleResult], served_per_s: Option<f64>) -> Judged {
 /// Every series fitted against time after the first reading, each against
 /// the larger of its settled floor and its own spread.
 pub fn fits(readings: &[CycleResult]) -> Vec<TimeFit> {
-    let resources: std::collections::BTreeSet<&String> = readings
-        .iter()
-        .flat_map(|c| c.after_gc.resources.keys())
-        .collect();
-    let resources = resources
-        .into_iter()
-        .filter_map(|name| Resource::parse(name))
-        .map(Series::Resource);
     MEMORY
         .into_iter()
         .chain([Series::RSS])
-        .chain(resources)
+        .chain(super::over_time::resource_series(readings))
         .filter_map(|series| {
             let points: Vec<(f64, f64)> = readings
                 .iter()
