@@ -46,65 +46,60 @@ pub fn for_page(route: &RouteResult, unit: &str) -> Option<String> {
 /// calls them; the document and the listener's target are what to name.
 /// A holder that names a variable (`closedDialogs`) is left as it is.
 pub fn name_page_holders(route: &mut RouteResult) {
-    if let Some(diagnosis) = route.diagnosis.as_mut() {
-        drop_engine_only_holders(diagnosis);
-    }
-    let Some(diagnosis) = route.diagnosis.as_ref() else {
-        return;
-    };
-    let attached = attached_sentence(diagnosis, "iteration").is_some();
-    let targets: Vec<&str> = route.listeners.iter().map(|l| l.target.as_str()).collect();
-    let listeners = match targets.as_slice() {
+    let listeners = match route
+        .listeners
+        .iter()
+        .map(|l| l.target.as_str())
+        .collect::<Vec<_>>()[..]
+    {
         [] => None,
         [one] => Some(format!("the listeners added to {one}")),
-        [many @ .., last] => Some(format!(
+        [ref many @ .., last] => Some(format!(
             "the listeners added to {} and {last}",
             many.join(", ")
         )),
     };
-    let mut renamed = Vec::new();
-    for holder in &route.diagnosis.as_ref().expect("checked above").holders {
-        if !through_the_document(&holder.name) {
-            renamed.push(None);
-            continue;
-        }
-        renamed.push(
-            match (&listeners, attached, holder.class.starts_with('<')) {
-                (_, true, true) => Some(format!(
-                    "the document: {} nodes still attached",
-                    holder.class
-                )),
-                (_, true, false) => Some(
-                    "the document: what its attached elements keep (their listeners and what \
-                 those close over)"
-                        .to_string(),
-                ),
-                (Some(listeners), false, _) => Some(format!("{listeners} (what they close over)")),
-                // The document's own slots, with no listener type growing
-                // by one a visit (a new event name each time, say).
-                (None, false, _) if holder.name.starts_with("globalThis.document[") => Some(
-                    "the document: listeners or observers registered on it (one kept per visit)"
-                        .to_string(),
-                ),
-                (None, false, _) => None,
-            },
-        );
-    }
-    let holders = &mut route.diagnosis.as_mut().expect("checked above").holders;
+    let Some(diagnosis) = route.diagnosis.as_mut() else {
+        return;
+    };
+    drop_engine_only_holders(diagnosis);
+    let attached = attached_sentence(diagnosis, "iteration").is_some();
     let mut seen = std::collections::HashSet::new();
-    let mut index = 0;
-    holders.retain_mut(|holder| {
-        let name = renamed[index].take();
-        index += 1;
-        match name {
-            // Several of Blink's slots renamed alike: the document once.
-            Some(name) => {
-                holder.name = name;
-                seen.insert(holder.name.clone())
-            }
-            None => true,
-        }
+    diagnosis.holders.retain_mut(|holder| {
+        let Some(name) = page_name(holder, attached, listeners.as_deref()) else {
+            return true;
+        };
+        holder.name = name;
+        // Several of Blink's slots renamed alike: the document once.
+        seen.insert(holder.name.clone())
     });
+}
+
+/// What a holder Blink's slots name is, in the page's terms; `None` for
+/// one the page's code names (or nothing better to say).
+fn page_name(holder: &Holder, attached: bool, listeners: Option<&str>) -> Option<String> {
+    if !through_the_document(&holder.name) {
+        return None;
+    }
+    match (listeners, attached, holder.class.starts_with('<')) {
+        (_, true, true) => Some(format!(
+            "the document: {} nodes still attached",
+            holder.class
+        )),
+        (_, true, false) => Some(
+            "the document: what its attached elements keep (their listeners and what those \
+             close over)"
+                .to_string(),
+        ),
+        (Some(listeners), false, _) => Some(format!("{listeners} (what they close over)")),
+        // The document's own slots, with no listener type growing by one a
+        // visit (a new event name each time, say).
+        (None, false, _) if holder.name.starts_with("globalThis.document[") => Some(
+            "the document: listeners or observers registered on it (one kept per visit)"
+                .to_string(),
+        ),
+        (None, false, _) => None,
+    }
 }
 
 /// Holders of nothing but the engine's own objects (compiled code, Blink's
