@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::diagnosis::snapshots::profile::{SiteKey, frame_site};
 use crate::inspector::{Inspector, InspectorError};
 use crate::model::AllocationSite;
 
@@ -32,9 +33,6 @@ const MIN_GROWTH_SAMPLES: u64 = 2;
 /// Profiles kept: past it, every second one is dropped, so a watch of
 /// days keeps its first and last thirds with a coarser step.
 const MOST_PROFILES: usize = 240;
-
-/// (function, url, line, column): one site as the profile names it.
-type SiteKey = (String, String, u32, u32);
 
 pub struct SiteSampler {
     inspector: Inspector,
@@ -136,43 +134,21 @@ fn live_by_site(
     live: &mut HashMap<SiteKey, u64>,
     seen: &mut HashMap<SiteKey, AllocationSite>,
 ) {
-    let frame = node.get("callFrame");
-    let text = |k: &str| {
-        frame
-            .and_then(|f| f.get(k))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let number = |k: &str| {
-        frame
-            .and_then(|f| f.get(k))
-            .and_then(Value::as_i64)
-            .unwrap_or(-1)
-    };
-    let url = text("url");
-    let own = (!url.is_empty()).then(|| {
-        let function = match text("functionName") {
-            name if name.is_empty() => "(anonymous)".to_string(),
-            name => name,
-        };
-        // V8 counts lines and columns from 0.
-        let key = (
-            function,
-            url,
-            (number("lineNumber") + 1) as u32,
-            (number("columnNumber") + 1) as u32,
-        );
-        seen.entry(key.clone()).or_insert_with(|| AllocationSite {
-            function: key.0.clone(),
-            url: key.1.clone(),
-            line: key.2,
-            column: key.3,
-            script_id: text("scriptId"),
-            ..AllocationSite::default()
+    let own = node
+        .get("callFrame")
+        .map(frame_site)
+        .filter(|(key, _)| !key.1.is_empty())
+        .map(|(key, script_id)| {
+            seen.entry(key.clone()).or_insert_with(|| AllocationSite {
+                function: key.0.clone(),
+                url: key.1.clone(),
+                line: key.2,
+                column: key.3,
+                script_id,
+                ..AllocationSite::default()
+            });
+            key
         });
-        key
-    });
     let site = own.as_ref().or(caller);
     let bytes = node.get("selfSize").and_then(Value::as_u64).unwrap_or(0);
     if let (Some(site), true) = (site, bytes > 0) {

@@ -14,7 +14,7 @@
 
 pub mod collections;
 mod inlining;
-mod profile;
+pub mod profile;
 mod source_line;
 
 pub use collections::{CollectionCheck, FollowUp, check_collections, follow};

@@ -9,10 +9,39 @@ use serde_json::Value;
 
 use crate::model::AllocationSite;
 
+/// A site as a profile names it: (function, url, line, column), lines and
+/// columns counted from 1.
+pub type SiteKey = (String, String, u32, u32);
+
+/// One call frame of a sampling profile as its site and its script's id;
+/// an unnamed function is `(anonymous)`.
+pub fn frame_site(frame: &Value) -> (SiteKey, String) {
+    let text = |k: &str| {
+        frame
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let number = |k: &str| frame.get(k).and_then(Value::as_i64).unwrap_or(-1);
+    let function = match text("functionName") {
+        name if name.is_empty() => "(anonymous)".to_string(),
+        name => name,
+    };
+    // V8 counts lines and columns from 0.
+    let key = (
+        function,
+        text("url"),
+        (number("lineNumber") + 1) as u32,
+        (number("columnNumber") + 1) as u32,
+    );
+    (key, text("scriptId"))
+}
+
 /// The frames with surviving bytes, summed per (function, url, line,
 /// column), largest first.
 pub fn surviving_sites(profile: &Value, top: usize) -> Vec<AllocationSite> {
-    let mut sites: HashMap<(String, String, u32, u32), u64> = HashMap::new();
+    let mut sites: HashMap<SiteKey, u64> = HashMap::new();
     let mut script_ids: HashMap<String, String> = HashMap::new();
     let mut stack: Vec<&Value> = profile.pointer("/profile/head").into_iter().collect();
     while let Some(node) = stack.pop() {
@@ -20,28 +49,8 @@ pub fn surviving_sites(profile: &Value, top: usize) -> Vec<AllocationSite> {
         if bytes > 0
             && let Some(frame) = node.get("callFrame")
         {
-            let text = |k: &str| {
-                frame
-                    .get(k)
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string()
-            };
-            let number = |k: &str| frame.get(k).and_then(Value::as_i64).unwrap_or(-1);
-            let function = match text("functionName") {
-                name if name.is_empty() => "(anonymous)".to_string(),
-                name => name,
-            };
-            // V8 counts lines and columns from 0.
-            let key = (
-                function,
-                text("url"),
-                (number("lineNumber") + 1) as u32,
-                (number("columnNumber") + 1) as u32,
-            );
-            script_ids
-                .entry(text("url"))
-                .or_insert_with(|| text("scriptId"));
+            let (key, script_id) = frame_site(frame);
+            script_ids.entry(key.1.clone()).or_insert(script_id);
             *sites.entry(key).or_default() += bytes;
         }
         if let Some(children) = node.get("children").and_then(Value::as_array) {
