@@ -32,6 +32,11 @@ use crate::inspector::{Inspector, InspectorError};
 /// a few hundred KB behind at most (about 150 B a reading).
 pub const RING: usize = 4096;
 
+/// How often, and how far apart, the install is tried on a target that is
+/// still starting: two seconds in all.
+const STARTING_TRIES: u32 = 20;
+const STARTING_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The global the observer hangs from (a registered symbol: invisible to
 /// `Object.keys(globalThis)` and to the app's own code).
 const KEY: &str = "Symbol.for('leakcheck.watch')";
@@ -148,9 +153,23 @@ pub struct Observer {
 
 impl Observer {
     /// Installs the observer (or finds the one a previous watch left).
+    /// A command leakcheck just started announces its inspector before
+    /// Node has finished loading its own modules: `node:perf_hooks` then
+    /// throws ("Class extends value undefined"), seen once in a few dozen
+    /// launches. The install is tried again while the target starts.
     pub async fn install(inspector: &Inspector) -> Result<Observer, InspectorError> {
         let script = INSTALL.replace("__RING__", &RING.to_string());
-        inspector.evaluate_in_console(&script).await?;
+        let mut tries = 0;
+        loop {
+            match inspector.evaluate_in_console(&script).await {
+                Ok(_) => break,
+                Err(InspectorError::Evaluation { .. }) if tries < STARTING_TRIES => {
+                    tries += 1;
+                    tokio::time::sleep(STARTING_PAUSE).await;
+                }
+                Err(error) => return Err(error),
+            }
+        }
         Ok(Observer {
             inspector: inspector.clone(),
             last_seq: 0,

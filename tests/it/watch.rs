@@ -165,7 +165,9 @@ fn leaving_restores_the_process_as_it_was_found() {
     args.push(dir.path().display().to_string());
     let finished = run_args(&args);
     drop(load);
-    assert!([0, 2].contains(&finished.code), "{}", finished.stderr);
+    // What the 8 s decide is not this test's matter (the twin still fills
+    // its bounded audit then): only that the watch ended and reported.
+    assert!([0, 1, 2].contains(&finished.code), "{}", finished.stderr);
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("watch.json")).unwrap())
             .unwrap();
