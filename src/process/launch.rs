@@ -89,7 +89,15 @@ pub struct Target {
     /// Set when the target announced it is exiting (see `NODE_WAITING_FOR_DEBUGGER`).
     exiting: Arc<AtomicBool>,
     muted: Arc<AtomicBool>,
+    /// The tasks reading its stdout and stderr, awaited once it has gone so
+    /// that its last lines (the error that ended it) are in the tail.
+    readers: Vec<tokio::task::JoinHandle<()>>,
 }
+
+/// How long a stopped target's output may take to reach the tail: its
+/// pipes close when its group is gone, unless something it started
+/// holds them.
+const OUTPUT_DRAIN: Duration = Duration::from_secs(1);
 
 /// True when the command starts Node directly, so the flag can go on its
 /// command line; other launchers (npm, npx, a shell script) get NODE_OPTIONS.
@@ -182,16 +190,22 @@ impl Target {
             muted: muted.clone(),
             faults: spec.faults.clone(),
         };
+        let mut readers = Vec::new();
         if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(collect_output(
+            readers.push(tokio::spawn(collect_output(
                 stderr,
                 tail.clone(),
                 Some(url_sink),
                 Some(reporter.clone()),
-            ));
+            )));
         }
         if let Some(stdout) = child.stdout.take() {
-            tokio::spawn(collect_output(stdout, tail.clone(), None, None));
+            readers.push(tokio::spawn(collect_output(
+                stdout,
+                tail.clone(),
+                None,
+                None,
+            )));
         }
         tokio::spawn(watch_exit(pid, reporter));
         Ok(Target {
@@ -205,6 +219,7 @@ impl Target {
             stopped: false,
             exiting,
             muted,
+            readers,
         })
     }
 
@@ -332,6 +347,7 @@ impl Target {
             // Whatever it started may still run.
             signal_group(self.pid, libc::SIGKILL);
             self.lifeline = None;
+            self.drain_output().await;
             return Stopped::AlreadyExited(exit_status_of(status));
         }
         signal_group(self.pid, libc::SIGTERM);
@@ -347,7 +363,15 @@ impl Target {
         signal_group(self.pid, libc::SIGKILL);
         self.stopped = true;
         self.lifeline = None;
+        self.drain_output().await;
         outcome
+    }
+
+    /// Lets the output readers take in the last lines of a target that
+    /// has gone, for at most `OUTPUT_DRAIN`.
+    async fn drain_output(&mut self) {
+        let readers = std::mem::take(&mut self.readers);
+        let _ = tokio::time::timeout(OUTPUT_DRAIN, futures_util::future::join_all(readers)).await;
     }
 }
 

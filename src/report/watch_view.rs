@@ -9,10 +9,11 @@ pub fn lines(route: &RouteResult) -> Vec<String> {
     let Some(watch) = &route.watch else {
         return Vec::new();
     };
-    let mut lines = vec![
-        readings_line(route, watch),
-        format!("projection: {}", watch.projection),
-    ];
+    let mut lines = vec![readings_line(route, watch)];
+    // A watch cut short before its first judgement has no projection.
+    if !watch.projection.is_empty() {
+        lines.push(format!("projection: {}", watch.projection));
+    }
     if let Some(snapshot) = &watch.snapshot {
         lines.push(match (&snapshot.file, &snapshot.not_taken) {
             (Some(file), _) => format!(

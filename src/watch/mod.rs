@@ -414,6 +414,12 @@ impl Watch {
                          "allocation_sites": route.diagnosis.as_ref().map(|d| &d.allocation_sites) }),
             );
         }
+        // The session closes last, before the frame stops a launched
+        // command: Node that is exiting waits for its debugger to go before
+        // it prints the error that ended it, which the report then shows.
+        self.sampler = None;
+        self.observer = None;
+        self.attached = None;
     }
 }
 

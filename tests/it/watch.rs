@@ -309,6 +309,41 @@ fn an_interrupted_watch_of_a_launched_command_reports_and_stops_it() {
 }
 
 #[test]
+fn a_launched_command_that_dies_leaves_its_own_error_in_the_report() {
+    // The port is taken: the launched server dies of EADDRINUSE just after
+    // leakcheck attached. Node prints that error only once its debugger
+    // has gone, so the watch must close its session before it stops the
+    // command, or the report says nothing of why.
+    let (_taken, port) = watched_server("clean");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("watch.json");
+    let command = target_command("watch-server.mjs", port);
+    let mut args = vec!["watch", "-d", "20s", "--json", json.to_str().unwrap()];
+    args.push("--checkpoint");
+    let checkpoint = dir.path().join("watch.ndjson");
+    args.push(checkpoint.to_str().unwrap());
+    args.push("--");
+    args.extend(command.iter().map(String::as_str));
+    let finished = run_leakcheck(&args);
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(result["outcome"]["status"], "failed");
+    let output = result["outcome"]["target_output"].to_string();
+    assert!(output.contains("EADDRINUSE"), "{result:#}");
+    assert!(
+        finished.stdout.contains("EADDRINUSE"),
+        "{}",
+        finished.stdout
+    );
+    // It exited of its own accord, not by leakcheck's signal.
+    assert_eq!(
+        result["outcome"]["target_stopped"]["how"], "already-exited",
+        "{result:#}"
+    );
+}
+
+#[test]
 fn a_watch_needs_one_process() {
     let finished = run_leakcheck(&["watch", "-d", "5s"]);
     assert_eq!(finished.code, 2);
