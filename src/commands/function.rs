@@ -156,17 +156,12 @@ async fn measure(
 }
 
 fn new_result(props: &FnProps) -> RunResult {
-    RunResult {
-        schema_version: crate::model::SCHEMA_VERSION,
-        leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        target: TargetInfo {
+    RunResult::starting(
+        TargetInfo {
             url: props.name(),
             ..TargetInfo::default()
         },
-        settings: Settings {
+        Settings {
             cycles: props.cycles,
             requests_per_cycle: props.calls,
             connections: props.concurrency as usize,
@@ -182,6 +177,5 @@ fn new_result(props: &FnProps) -> RunResult {
             }),
             ..Settings::default()
         },
-        ..RunResult::default()
-    }
+    )
 }

@@ -11,8 +11,7 @@ use crate::cycle::{LoopPlan, run_route};
 use crate::diagnosis::{DiagnosisProps, diagnose_route, wants_diagnosis};
 use crate::inspector::Inspector;
 use crate::model::{
-    Finding, FindingKind, Outcome, RouteResult, RunResult, SCHEMA_VERSION, SequentialSettings,
-    Settings, TargetInfo, Unit,
+    Finding, FindingKind, RouteResult, RunResult, SequentialSettings, Settings, TargetInfo, Unit,
 };
 use crate::page::browser::{self, Browser};
 use crate::page::listeners::{self, Census};
@@ -329,17 +328,12 @@ async fn browser_version(page: &Inspector) -> Option<String> {
 }
 
 fn new_result(props: &PageProps) -> RunResult {
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        target: TargetInfo {
+    RunResult::starting(
+        TargetInfo {
             url: crate::net::redacted(&props.url),
             ..TargetInfo::default()
         },
-        settings: Settings {
+        Settings {
             cycles: props.cycles,
             requests_per_cycle: props.iterations,
             connections: 1,
@@ -361,8 +355,5 @@ fn new_result(props: &PageProps) -> RunResult {
             discovery: None,
             invocation: None,
         },
-        routes: Vec::new(),
-        outcome: Outcome::default(),
-        comparison: None,
-    }
+    )
 }

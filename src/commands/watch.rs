@@ -4,7 +4,7 @@
 //! frame around it, as for `run`.
 
 use super::frame::{Frame, RunEnd};
-use crate::model::{RunResult, SCHEMA_VERSION, Settings, TargetInfo, WatchSettings};
+use crate::model::{RunResult, Settings, TargetInfo, WatchSettings};
 use crate::process::Target;
 use crate::settings::{WatchProps, WatchTarget};
 use crate::watch::Watch;
@@ -37,17 +37,12 @@ fn new_result(props: &WatchProps) -> RunResult {
         WatchTarget::Launch { command, .. } => command.clone(),
         _ => Vec::new(),
     };
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        target: TargetInfo {
+    RunResult::starting(
+        TargetInfo {
             command,
             ..TargetInfo::default()
         },
-        settings: Settings {
+        Settings {
             method: "watch".into(),
             watch: Some(WatchSettings {
                 duration_s: props.duration.map(|d| d.as_secs_f64()),
@@ -58,8 +53,5 @@ fn new_result(props: &WatchProps) -> RunResult {
             }),
             ..Settings::default()
         },
-        routes: Vec::new(),
-        outcome: Default::default(),
-        comparison: None,
-    }
+    )
 }

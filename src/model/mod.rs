@@ -69,6 +69,24 @@ pub struct RunResult {
     pub comparison: Option<Comparison>,
 }
 
+impl RunResult {
+    /// A run's result as it starts: this schema and version, the clock now,
+    /// what is known of the target and the settings; routes and outcome
+    /// come as the run goes.
+    pub fn starting(target: TargetInfo, settings: Settings) -> RunResult {
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            target,
+            settings,
+            ..RunResult::default()
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
     /// The command leakcheck launched; empty when it attached.

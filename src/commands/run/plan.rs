@@ -3,15 +3,11 @@
 //! driver) and the result it fills, with the settings it reports.
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use crate::cycle::driver_log::LogDir;
 use crate::cycle::{CyclePlan, LoadCommand, LoopPlan};
 use crate::load::{LoadPlan, RequestSpec, Scenario, Stop};
-use crate::model::{
-    Outcome, RunResult, SCHEMA_VERSION, SequentialSettings, Settings, SoakSettings, TargetInfo,
-    Unit,
-};
+use crate::model::{RunResult, SequentialSettings, Settings, SoakSettings, TargetInfo, Unit};
 use crate::net::HttpTarget;
 use crate::settings::{RunSettings, SoakProps};
 use crate::verdict::{Noise, Options};
@@ -112,13 +108,8 @@ pub(super) fn soak_readings(soak: &SoakProps) -> u32 {
 }
 
 pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePlan) -> RunResult {
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        leakcheck_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at_unix_s: SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        target: TargetInfo {
+    RunResult::starting(
+        TargetInfo {
             command: props.target.command.clone(),
             pid: None,
             probe: None,
@@ -126,7 +117,7 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
             url: crate::net::redacted(&props.target.url),
             cwd: None,
         },
-        settings: Settings {
+        Settings {
             cycles: match &props.load.soak {
                 Some(soak) => soak_readings(soak),
                 None => props.load.cycles,
@@ -160,8 +151,5 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
             discovery: None,
             invocation: None,
         },
-        routes: Vec::new(),
-        outcome: Outcome::default(),
-        comparison: None,
-    }
+    )
 }
