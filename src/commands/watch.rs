@@ -9,6 +9,10 @@ use crate::process::Target;
 use crate::settings::{WatchProps, WatchTarget};
 use crate::watch::Watch;
 
+/// How long a launched command whose watch failed has to show it is
+/// exiting before it is stopped.
+const DYING_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 pub async fn run(props: WatchProps) -> anyhow::Result<RunEnd> {
     let frame = Frame::open(
         &props.output,
@@ -27,6 +31,14 @@ pub async fn run(props: WatchProps) -> anyhow::Result<RunEnd> {
     watch
         .finish(&props, &mut result, &frame.progress, interrupted)
         .await;
+    let failed = matches!(measured, Ok(Err(_)));
+    if failed && launched.is_some() {
+        // A watch that failed early may have failed because its command is
+        // dying; Node prints what killed it only after the session closed
+        // (`finish` closed it). A moment for that, so that the command is
+        // found exited with its error rather than stopped before it spoke.
+        let _ = tokio::time::timeout(DYING_GRACE, fault.wait_for(Option::is_some)).await;
+    }
     let stopped = frame.stop(launched.as_mut(), "the watched command").await;
     frame.record(&mut result, measured, launched.as_ref(), stopped);
     frame.close(result)

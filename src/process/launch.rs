@@ -304,6 +304,18 @@ impl Target {
             .await
     }
 
+    /// The inspector of the app a command starts, for a command known by no
+    /// port (`watch -- npm start`): the first announced by a process that
+    /// is not a package manager's own, waiting up to `limit`.
+    pub async fn app_announced(&mut self, limit: Duration) -> Result<String, TargetError> {
+        self.wait_announced(limit, |urls| {
+            urls.iter()
+                .find(|url| !super::launcher::announced_by_package_manager(url))
+                .cloned()
+        })
+        .await
+    }
+
     /// Waits until `pick` chooses one of the announced URLs, the target
     /// exits, or `limit` passes.
     async fn wait_announced(

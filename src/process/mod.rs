@@ -3,6 +3,7 @@
 
 mod cluster_ports;
 mod launch;
+mod launcher;
 pub mod sweep;
 mod watch;
 mod watchdog;

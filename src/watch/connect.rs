@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::observer::Observer;
 use super::sites::SiteSampler;
-use crate::inspector::{Inspector, activate, close_through, resolve_inspector};
+use crate::inspector::{Inspector, InspectorError, activate, close_through, resolve_inspector};
 use crate::model::Detached;
 use crate::process::{LaunchSpec, Target};
 use crate::settings::WatchTarget;
@@ -59,17 +59,11 @@ pub async fn attach(
                 node_flags: Vec::new(),
                 env: Vec::new(),
             })?);
-            (started.first_announced(*ready_timeout).await?, false)
+            (started.app_announced(*ready_timeout).await?, false)
         }
     };
     let inspector = Inspector::connect(&url).await?;
-    let facts = inspector
-        .evaluate(
-            "JSON.stringify({ pid: process.pid, version: process.version, cwd: process.cwd() })",
-        )
-        .await?;
-    let facts: serde_json::Value =
-        serde_json::from_str(facts.as_str().unwrap_or("{}")).unwrap_or_default();
+    let facts = facts_of(&inspector).await?;
     Ok(Attached {
         pid: facts["pid"].as_u64().map(|p| p as u32),
         node_version: facts["version"].as_str().map(str::to_string),
@@ -77,6 +71,33 @@ pub async fn attach(
         inspector,
         opened_inspector: opened,
     })
+}
+
+/// How long the process may take to answer with its pid: a command just
+/// launched is attached as soon as its inspector listens, while Node is
+/// still bootstrapping, and `process.pid` is then undefined for a moment
+/// (seen once in 40 launches).
+const FACTS_PATIENCE: Duration = Duration::from_secs(5);
+const FACTS_RETRY: Duration = Duration::from_millis(50);
+const FACTS: &str =
+    "JSON.stringify({ pid: process.pid, version: process.version, cwd: process.cwd() })";
+
+/// The process's pid, Node version and working directory, asked again
+/// while its pid is not yet defined (what the watch reports it by).
+async fn facts_of(inspector: &Inspector) -> anyhow::Result<serde_json::Value> {
+    let started = std::time::Instant::now();
+    loop {
+        let facts = match inspector.evaluate(FACTS).await {
+            Ok(answer) => serde_json::from_str(answer.as_str().unwrap_or("{}")).unwrap_or_default(),
+            // `process` itself not yet set up.
+            Err(InspectorError::Evaluation { .. }) => serde_json::Value::Null,
+            Err(other) => return Err(other.into()),
+        };
+        if facts["pid"].is_u64() || started.elapsed() > FACTS_PATIENCE {
+            return Ok(facts);
+        }
+        tokio::time::sleep(FACTS_RETRY).await;
+    }
 }
 
 /// Removes what the watch installed and closes an inspector it opened.

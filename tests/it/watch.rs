@@ -273,10 +273,13 @@ fn an_interrupted_watch_of_a_launched_command_reports_and_stops_it() {
             let _ = lines.send(line);
         }
     });
+    // One deadline for the whole wait: leakcheck prints a line per reading.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let mut seen = String::new();
     loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
         let line = said
-            .recv_timeout(Duration::from_secs(30))
+            .recv_timeout(left)
             .unwrap_or_else(|e| panic!("leakcheck did not say it is watching ({e}):\n{seen}"));
         if line.contains("watching pid") {
             break;
@@ -341,6 +344,39 @@ fn a_launched_command_that_dies_leaves_its_own_error_in_the_report() {
         result["outcome"]["target_stopped"]["how"], "already-exited",
         "{result:#}"
     );
+}
+
+#[test]
+fn a_command_behind_npm_is_watched_in_the_app_not_in_npm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let app = repo_path("tests/targets/watch-npm");
+    let mut watch = leakcheck();
+    watch
+        .args(["watch", "-d", "6s", "--json"])
+        .arg(dir.path().join("watch.json"))
+        .arg("--checkpoint")
+        .arg(dir.path().join("watch.ndjson"))
+        .args(["--", "npm", "--prefix"])
+        .arg(&app)
+        .args(["start", "--", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut guard = Guard::spawn(&mut watch);
+    wait_listening(port);
+    // The observer is installed in the process that serves the port.
+    let started = std::time::Instant::now();
+    while !state(port)["watchInstalled"].as_bool().unwrap() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the watch never reached the app behind npm"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    guard.wait_within(Duration::from_secs(30));
+    // npm runs it as `node ../watch-server.mjs PORT`.
+    let server = ["node", "watch-server.mjs", &port.to_string()].map(String::from);
+    assert!(none_running(&server), "the app outlived npm's stop");
 }
 
 #[test]
