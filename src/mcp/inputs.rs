@@ -117,6 +117,33 @@ pub struct CheckFunction {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct WatchProcess {
+    /// The pid of a running Node process to watch: its inspector is opened
+    /// with SIGUSR1 on 127.0.0.1 and closed again at the end. Give exactly
+    /// one of `pid`, `attach_inspector` and `command`.
+    pub pid: Option<u32>,
+    /// The inspector of a process started with `--inspect`, e.g. `127.0.0.1:9229`.
+    pub attach_inspector: Option<String>,
+    /// A command to start and watch, as an argv array, e.g. `["node",
+    /// "server.js"]` or `["npm", "start"]`; stopped by PID at the end. Its
+    /// traffic comes from elsewhere: the watch sends none.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// How long to watch: `90s`, `10m`, `2h`. A reading comes at each major
+    /// collection the process runs on its own, so a busy server gives a
+    /// verdict in a minute or two, a quiet one needs longer (or `force_gc_every`).
+    pub duration: String,
+    /// Stop before `duration` at a leak, or at a flat heap after at least 60 s.
+    #[serde(default)]
+    pub until_decided: bool,
+    /// Force a full collection this often, e.g. `30s`, to add readings to
+    /// a quiet heap; each is a pause of the target (at most 50 ms, else
+    /// none is forced). Default: none.
+    pub force_gc_every: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct InspectSnapshot {
     /// Path of a V8 `.heapsnapshot` file, of any size.
     pub snapshot: String,

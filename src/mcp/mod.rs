@@ -114,12 +114,26 @@ impl Leakcheck {
         Ok(())
     }
 
-    /// Runs a measuring command (`run`, `soak`, `page`, `fn`) with its
+    /// Runs a measuring command (`run`, `soak`, `page`, `fn`, `watch`) with its
     /// reports in a fresh folder, and sums up its result.
     async fn measure(
         &self,
         tool: &str,
+        args: Vec<String>,
+        target: &[String],
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.measure_with_files(tool, args, &[], target, context)
+            .await
+    }
+
+    /// `measure`, with more of the command's files (`--checkpoint`) kept in
+    /// the call's folder: `(flag, file name)`.
+    async fn measure_with_files(
+        &self,
+        tool: &str,
         mut args: Vec<String>,
+        files: &[(&str, &str)],
         target: &[String],
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
@@ -131,6 +145,9 @@ impl Leakcheck {
             "--html".into(),
             path_arg(&html),
         ]);
+        for (flag, name) in files {
+            args.extend([flag.to_string(), path_arg(&dir.join(name))]);
+        }
         if !target.is_empty() {
             args.push("--".into());
             args.extend(target.iter().cloned());

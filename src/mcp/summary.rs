@@ -34,6 +34,9 @@ pub struct RouteSummary {
     /// The catalogue's reference, when the leak is a known one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub known_leak: Option<String>,
+    /// A soak's or a watch's projection to the memory limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projection: Option<String>,
 }
 
 pub fn kind_name(kind: VerdictKind) -> String {
@@ -88,10 +91,19 @@ pub fn route_summary(route: &RouteResult, unit: &str) -> Option<RouteSummary> {
         known_leak: diagnosis
             .and_then(|d| d.known_leak.as_ref())
             .map(|k| format!("{} ({})", k.upstream, k.url)),
+        projection: projection_of(route),
     })
 }
 
-/// A run, soak, page or function check.
+fn projection_of(route: &RouteResult) -> Option<String> {
+    let soak = route.soak.as_ref().map(|s| s.projection.as_str());
+    let watch = route.watch.as_ref().map(|w| w.projection.as_str());
+    soak.or(watch)
+        .filter(|text| !text.is_empty())
+        .map(str::to_string)
+}
+
+/// A run, soak, page, function check or watch.
 pub fn of_run(result: &RunResult, exit_code: Option<i32>, json: &Path, html: &Path) -> Value {
     let unit = result.settings.unit.name();
     let routes: Vec<RouteSummary> = result
@@ -237,5 +249,22 @@ mod tests {
         assert_eq!(summary["verdict"], "retention");
         assert_eq!(summary["leak"], true);
         assert_eq!(summary["routes"][0]["unit"], "bytes per request");
+    }
+
+    #[test]
+    fn a_watch_carries_its_projection_and_a_run_none() {
+        let path = Path::new("r.json");
+        let mut watched = result(VerdictKind::Retention);
+        watched.routes[0].watch = Some(crate::model::WatchResult {
+            projection: "reaches the 4.0 GB limit in about 19.3 h".into(),
+            ..Default::default()
+        });
+        let summary = of_run(&watched, Some(1), path, path);
+        assert_eq!(
+            summary["routes"][0]["projection"],
+            "reaches the 4.0 GB limit in about 19.3 h"
+        );
+        let run = of_run(&result(VerdictKind::Retention), Some(1), path, path);
+        assert!(run["routes"][0].get("projection").is_none());
     }
 }

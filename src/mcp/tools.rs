@@ -8,7 +8,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 
 use super::inputs::{
     CheckFunction, CheckPage, CheckServer, CompareResults, DiffSnapshots, InspectSnapshot,
-    SoakServer,
+    SoakServer, WatchProcess,
 };
 use super::{DEFAULT_TOP, Leakcheck, cycles_args, summary, tool_error};
 
@@ -134,6 +134,38 @@ impl Leakcheck {
         }
         cycles_args(&mut args, input.cycles.as_ref(), "-n", input.calls);
         self.measure("check_function", args, &[], &context).await
+    }
+
+    #[tool(
+        description = "Watch a live Node process under its own traffic (leakcheck watch): \
+        attach to a running one (pid or inspector) or start a command, send no load, read the \
+        heap after each major collection the process runs on its own, and judge the trend with \
+        time. Returns the same fields as check_server for the one process (the figure per \
+        request it served, when counted), its `projection` to the tightest memory limit, and \
+        the allocation sites that grew. Runs for `duration`; the process is left as it was \
+        found (a started command is stopped)."
+    )]
+    async fn watch_process(
+        &self,
+        Parameters(input): Parameters<WatchProcess>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let mut args = vec!["watch".to_string(), "-d".into(), input.duration];
+        if let Some(pid) = input.pid {
+            args.extend(["--pid".into(), pid.to_string()]);
+        }
+        if let Some(inspector) = input.attach_inspector {
+            args.extend(["--inspect".into(), inspector]);
+        }
+        if input.until_decided {
+            args.push("--until-decided".into());
+        }
+        if let Some(every) = input.force_gc_every {
+            args.extend(["--force-gc-every".into(), every]);
+        }
+        let files = [("--checkpoint", "watch.ndjson")];
+        self.measure_with_files("watch_process", args, &files, &input.command, &context)
+            .await
     }
 
     #[tool(

@@ -310,7 +310,9 @@ impl Target {
     pub async fn app_announced(&mut self, limit: Duration) -> Result<String, TargetError> {
         self.wait_announced(limit, |urls| {
             urls.iter()
-                .find(|url| !super::launcher::announced_by_package_manager(url))
+                .find(|url| {
+                    !inspector_port(url).is_some_and(super::launcher::listens_for_a_package_manager)
+                })
                 .cloned()
         })
         .await

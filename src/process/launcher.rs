@@ -6,7 +6,6 @@
 //! the inspectors these announce, by the command line of the process that
 //! listens on each.
 
-use super::launch::inspector_port;
 use crate::procfs;
 
 /// The programs that start the app in a process of their own and only
@@ -29,12 +28,10 @@ const PACKAGE_MANAGERS: [&str; 13] = [
     "corepack.js",
 ];
 
-/// Whether the inspector at `url` belongs to a package manager's own
-/// process. A port whose process cannot be read counts as the app's.
-pub fn announced_by_package_manager(url: &str) -> bool {
-    let Some(port) = inspector_port(url) else {
-        return false;
-    };
+/// Whether the inspector listening on `port` belongs to a package
+/// manager's own process. A port whose process cannot be read counts as
+/// the app's.
+pub fn listens_for_a_package_manager(port: u16) -> bool {
     procfs::holders_of(port)
         .iter()
         .any(|holder| is_package_manager(&procfs::command_line(holder.pid)))

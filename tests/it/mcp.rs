@@ -69,6 +69,7 @@ fn an_agent_lists_the_tools_checks_the_demo_and_diffs_a_pair() {
     let port = free_port();
     let command = demo_command(port);
     let soak_port = free_port();
+    let watched = target_command("watch-server.mjs", free_port());
     let steps = agent(json!({
         "serverArgs": ["--results", results.path()],
         "calls": [
@@ -99,6 +100,11 @@ fn an_agent_lists_the_tools_checks_the_demo_and_diffs_a_pair() {
                 "every": "2s",
                 "rate": 200,
             }},
+            {"label": "watch", "name": "watch_process", "arguments": {
+                "command": &watched,
+                "duration": "5s",
+                "force_gc_every": "1s",
+            }},
             {"label": "compare", "name": "compare_results", "arguments": {
                 "result": results.path().join("0001-check_server/result.json"),
                 "baseline": results.path().join("0001-check_server/result.json"),
@@ -118,6 +124,7 @@ fn an_agent_lists_the_tools_checks_the_demo_and_diffs_a_pair() {
         "inspect_snapshot",
         "diff_snapshots",
         "compare_results",
+        "watch_process",
     ] {
         assert!(names.contains(&tool), "{tool} not listed: {names:?}");
     }
@@ -156,6 +163,24 @@ fn an_agent_lists_the_tools_checks_the_demo_and_diffs_a_pair() {
     let diff = &step(&steps, "diff")["structured"];
     assert_eq!(diff["holders"][0]["holder"], "cache", "{diff:#}");
     assert!(diff["holders"].as_array().unwrap().len() <= 3);
+
+    // A watch of a command it started: readings of its own collections
+    // (forced here, the server being idle), the checkpoint kept beside the
+    // reports, the command stopped.
+    let watch = step(&steps, "watch");
+    assert_eq!(watch["isError"], false, "{watch:#}");
+    let watched_route = &watch["structured"]["routes"][0];
+    assert!(watched_route["verdict"].is_string(), "{watch:#}");
+    let report = Path::new(watch["structured"]["report_json"].as_str().unwrap());
+    let readings = std::fs::read_to_string(report.with_file_name("watch.ndjson")).unwrap();
+    assert!(
+        readings.matches("\"type\":\"reading\"").count() >= 3,
+        "{readings}"
+    );
+    assert!(
+        none_running(&watched),
+        "the watched command outlived its call"
+    );
 
     let remote = step(&steps, "remote");
     assert_eq!(remote["isError"], true, "{remote:#}");
