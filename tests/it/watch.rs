@@ -88,20 +88,22 @@ fn run_args(args: &[String]) -> Finished {
 }
 
 /// The two series BENCHMARKS.md counts over ten runs each ("watch"), the
-/// leak at three times its size there (~1 KB a request): under the whole
-/// suite beside it, Node 24 ran a major collection only every ~10 s and the
-/// load fell short of its rate, and the 0.3 KB leak read ~110 MB/h against
-/// a floor of ~115 over 70 s (inconclusive). Its twin is flat.
+/// leak at six times its note there (flat text: ~1.1 KB a request). Under
+/// the whole suite, Node 24 ran a major collection only every ~10 s and
+/// the load fell short of its rate: the 0.3 KB leak read ~110 MB/h against
+/// a floor of ~115 over 70 s (inconclusive), and so did "three times" (a
+/// rope of the same size: +165 MB/h, the interval's lower end at 55 against
+/// a floor of 106). Its twin is flat.
 #[test]
 fn a_slow_leak_under_live_traffic_is_retention_with_its_site_and_its_twin_is_not() {
     let dir = tempfile::tempdir().unwrap();
-    let (leak, leak_port) = watched_server_scaled("leak", 3);
+    let (leak, leak_port) = watched_server_scaled("leak", 6);
     let (twin, twin_port) = watched_server("clean");
     let _loads = [
         external_load(leak_port, 200, 85),
         external_load(twin_port, 200, 85),
     ];
-    // A finer sampling than the default's 512 KB: over 75 s the leak adds
+    // A finer sampling than the default's 512 KB: over 75 s the 0.3 KB leak adds
     // some 4 MB, eight default samples, too few to rank its site first
     // every time (BENCHMARKS.md counts how often the default does).
     let mut leak_args = watch_args(leak.pid(), 75, dir.path(), "leak");
@@ -121,7 +123,7 @@ fn a_slow_leak_under_live_traffic_is_retention_with_its_site_and_its_twin_is_not
     let per_request = route["verdict"]["figure"]["bytes_per_request"]
         .as_f64()
         .unwrap();
-    assert!((100.0..2000.0).contains(&per_request), "{per_request}");
+    assert!((100.0..4000.0).contains(&per_request), "{per_request}");
     assert_eq!(route["watch"]["reaches"]["limit"], "V8's heap limit");
     assert!(route["watch"]["natural_readings"].as_u64().unwrap() >= 5);
     // No collection forced but the sampling profile's reads, one per 10 s

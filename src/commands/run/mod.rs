@@ -230,9 +230,17 @@ async fn measure(
 /// rss, while a fresh process shows the same holder in a few MB.
 const FRESH_DIAGNOSIS_ABOVE: u64 = 256 << 20;
 
+/// A leak whose cycles left more than this in the heap is diagnosed in a
+/// fresh process too: its snapshots would hold every copy. A document of
+/// 600 KB kept per request left 190 MB after one braked cycle and two
+/// small ones (the heap below both the brake point and the size above),
+/// and its two snapshots were 517 and 540 MB; a fresh process shows the
+/// same holder with the diagnosis' 10 MB of it.
+const FRESH_DIAGNOSIS_GROWN: u64 = 64 << 20;
+
 /// Whether the route's target is better diagnosed in a fresh process: its
-/// last settled reading is past a brake point of a limit in force, or its heap is
-/// large.
+/// last settled reading is past a brake point of a limit in force, its heap is
+/// large, or its cycles left much of the leak in it.
 fn wants_fresh_diagnosis(route: &RouteResult) -> bool {
     let Some(last) = route.cycles.last() else {
         return false;
@@ -240,5 +248,10 @@ fn wants_fresh_diagnosis(route: &RouteResult) -> bool {
     let past = route
         .limits
         .is_some_and(|limits| crate::cycle::headroom::past_brake_point(&limits, &last.after_gc));
+    let grown = route.baseline.as_ref().map_or(0, |baseline| {
+        last.after_gc.heap_used.saturating_sub(baseline.heap_used)
+    });
+    let leaks = route.verdict.as_ref().is_some_and(|v| v.kind.is_leak());
     past || last.after_gc.heap_used > FRESH_DIAGNOSIS_ABOVE
+        || (leaks && grown > FRESH_DIAGNOSIS_GROWN)
 }
