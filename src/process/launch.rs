@@ -306,12 +306,13 @@ impl Target {
 
     /// The inspector of the app a command starts, for a command known by no
     /// port (`watch -- npm start`): the first announced by a process that
-    /// is not a package manager's own, waiting up to `limit`.
+    /// is not a launcher's own (npm, yarn, pnpm, tsx, nodemon…), waiting up
+    /// to `limit`.
     pub async fn app_announced(&mut self, limit: Duration) -> Result<String, TargetError> {
         self.wait_announced(limit, |urls| {
             urls.iter()
                 .find(|url| {
-                    !inspector_port(url).is_some_and(super::launcher::listens_for_a_package_manager)
+                    !inspector_port(url).is_some_and(super::launcher::listens_for_a_launcher)
                 })
                 .cloned()
         })
