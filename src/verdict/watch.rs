@@ -14,6 +14,8 @@
 //! (`residual_spread`), never less than a settled reading's floor: the
 //! growth over the watch must clear three such spreads.
 
+use std::time::Duration;
+
 use super::Noise;
 use super::over_time::describe;
 use super::time_trend::fit_against_spread;
@@ -41,8 +43,14 @@ pub struct Judged {
 }
 
 /// Judges `readings` (one cycle per reading, `read_at_s` set). `served_per_s`:
-/// the target's requests a second over the watch, when counted.
-pub fn judge(readings: &[CycleResult], served_per_s: Option<f64>) -> Judged {
+/// the target's requests a second over the watch, when counted;
+/// `force_gc_every`: the `--force-gc-every` in force, which the advice on
+/// too few readings does not offer again.
+pub fn judge(
+    readings: &[CycleResult],
+    served_per_s: Option<f64>,
+    force_gc_every: Option<Duration>,
+) -> Judged {
     let fits = fits(readings);
     let fit_of = |series: &Series| fits.iter().find(|f| &f.series == series);
     let grows = |series: &Series| fit_of(series).filter(|f| f.decision == TimeDecision::Grows);
@@ -55,7 +63,7 @@ pub fn judge(readings: &[CycleResult], served_per_s: Option<f64>) -> Judged {
             if readings.len() == 1 { "" } else { "s" },
             MIN_DECIDING_READINGS + 1
         );
-        verdict.action = too_few_action(readings);
+        verdict.action = too_few_action(readings, force_gc_every);
     } else if let Some(fit) = MEMORY.iter().find_map(grows) {
         verdict.kind = match fit.series == Series::HEAP_USED {
             true => VerdictKind::Retention,
@@ -94,7 +102,7 @@ pub fn judge(readings: &[CycleResult], served_per_s: Option<f64>) -> Judged {
                 );
                 verdict.action = keep_watching(fit);
             }
-            None => verdict.action = too_few_action(readings),
+            None => verdict.action = too_few_action(readings, force_gc_every),
         }
     }
     verdict.fails_gate = verdict.kind.is_leak();
@@ -159,8 +167,8 @@ fn keep_watching(fit: &TimeFit) -> String {
 }
 
 /// What to do when too few major collections came: wait for more at the
-/// pace they come, or force some.
-fn too_few_action(readings: &[CycleResult]) -> String {
+/// pace they come, or force some (or force them more often).
+fn too_few_action(readings: &[CycleResult], force_gc_every: Option<Duration>) -> String {
     let pace = match readings {
         [first, .., last] => match (first.read_at_s, last.read_at_s) {
             (Some(a), Some(b)) if b > a => Some((b - a) / (readings.len() - 1) as f64),
@@ -169,18 +177,25 @@ fn too_few_action(readings: &[CycleResult]) -> String {
         _ => None,
     };
     let needed = MIN_DECIDING_READINGS + 1 - readings.len().min(MIN_DECIDING_READINGS);
+    let forcing = match force_gc_every {
+        None => "--force-gc-every 30s adds readings (each a pause; --max-pause bounds it)".into(),
+        Some(every) => format!(
+            "--force-gc-every {} is in force: a shorter interval adds readings sooner (each a \
+             pause; none is forced once one pauses longer than --max-pause)",
+            human_duration(every.as_secs_f64())
+        ),
+    };
     match pace {
         Some(seconds) => format!(
             "A reading comes about every {} (the target's own major collections, and any \
-             forced): keep watching at least {} more; if its own collections are rare, \
-             --force-gc-every 30s adds readings (each a pause; --max-pause bounds it).",
+             forced): keep watching at least {} more; if its own collections are rare, {forcing}.",
             human_duration(seconds),
             human_duration(seconds * needed as f64)
         ),
-        None => "The target has run too few major collections of its own so far (a small or \
-                 quiet heap): keep watching longer, or add --force-gc-every 30s (a forced \
-                 collection is a pause; --max-pause bounds it)."
-            .into(),
+        None => format!(
+            "The target has run too few major collections of its own so far (a small or quiet \
+             heap): keep watching longer; {forcing}."
+        ),
     }
 }
 
@@ -286,7 +301,7 @@ mod tests {
 
     #[test]
     fn a_live_leak_grows_and_its_twin_is_flat() {
-        let leak = judge(&readings(&LEAK), Some(200.0));
+        let leak = judge(&readings(&LEAK), Some(200.0), None);
         assert_eq!(
             leak.verdict.kind,
             VerdictKind::Retention,
@@ -299,7 +314,7 @@ mod tests {
             leak.verdict.summary
         );
         assert!(leak.verdict.figure.bytes_per_request > 100.0);
-        let twin = judge(&readings(&TWIN), Some(200.0));
+        let twin = judge(&readings(&TWIN), Some(200.0), None);
         assert_eq!(
             twin.verdict.kind,
             VerdictKind::NoRetention,
@@ -311,20 +326,29 @@ mod tests {
 
     #[test]
     fn too_few_readings_say_how_long_to_wait_or_what_to_force() {
-        let judged = judge(&readings(&LEAK[..4]), None);
+        let judged = judge(&readings(&LEAK[..4]), None, None);
         assert_eq!(judged.verdict.kind, VerdictKind::Inconclusive);
         assert!(
             judged.verdict.action.contains("every 5 s"),
             "{}",
             judged.verdict.action
         );
-        assert!(judged.verdict.action.contains("--force-gc-every"));
+        assert!(judged.verdict.action.contains("--force-gc-every 30s adds"));
+        // Already forcing: not offered again, a shorter interval instead.
+        let forcing = Some(Duration::from_secs(60));
+        let judged = judge(&readings(&LEAK[..4]), None, forcing);
+        let action = &judged.verdict.action;
+        assert!(
+            action.contains("--force-gc-every 60 s is in force"),
+            "{action}"
+        );
+        assert!(!action.contains("30s"), "{action}");
     }
 
     #[test]
     fn the_tightest_limit_is_the_one_reached_first() {
         let cycles = readings(&LEAK);
-        let judged = judge(&cycles, None);
+        let judged = judge(&cycles, None, None);
         let last = cycles.last().unwrap();
         let heap_only = Limits {
             heap_bytes: Some(4 << 30),
@@ -340,7 +364,7 @@ mod tests {
         assert_eq!(by_rss.limit, "the cgroup's memory.max");
         assert!(by_rss.hours < by_heap.hours);
         assert!(reach_text(&by_rss, 0.0).contains("0.5 GB limit (the cgroup's memory.max)"));
-        let flat = judge(&readings(&TWIN), None);
+        let flat = judge(&readings(&TWIN), None, None);
         assert!(reach(&flat.fits, last, &contained).is_none());
     }
 }

@@ -239,7 +239,13 @@ impl Watch {
         // only when a reading came, the counts kept current every drain.
         match drained.readings.is_empty() && route.verdict.is_some() {
             true => record::count(route, &self.tally, elapsed_s),
-            false => record::judge_route(route, &self.tally, elapsed_s, unix_now()),
+            false => record::judge_route(
+                route,
+                &self.tally,
+                props.force_gc_every,
+                elapsed_s,
+                unix_now(),
+            ),
         }
         if !drained.readings.is_empty()
             && let (Some(checkpoint), Some(verdict)) = (self.checkpoint.as_mut(), &route.verdict)

@@ -61,11 +61,18 @@ pub fn add_reading(route: &mut RouteResult, reading: &Reading, started_unix_s: f
 }
 
 /// Judges the route's readings so far into its verdict and `route.watch`;
-/// `now_unix_s` dates the projection.
-pub fn judge_route(route: &mut RouteResult, tally: &Tally, elapsed_s: f64, now_unix_s: f64) {
+/// `force_gc_every` is the `--force-gc-every` in force; `now_unix_s`
+/// dates the projection.
+pub fn judge_route(
+    route: &mut RouteResult,
+    tally: &Tally,
+    force_gc_every: Option<std::time::Duration>,
+    elapsed_s: f64,
+    now_unix_s: f64,
+) {
     let served_total = served_total(route);
     let served_per_s = served_rate(route);
-    let judged = judge(&route.cycles, served_per_s);
+    let judged = judge(&route.cycles, served_per_s, force_gc_every);
     let limits = route.limits.unwrap_or_default();
     let reaches = route
         .cycles
@@ -200,7 +207,7 @@ mod tests {
             heap_bytes: Some(4 << 30),
             ..Limits::default()
         });
-        judge_route(&mut route, &Tally::default(), 40.0, 1_040.0);
+        judge_route(&mut route, &Tally::default(), None, 40.0, 1_040.0);
         let verdict = route.verdict.as_ref().unwrap();
         assert_eq!(verdict.kind, VerdictKind::Retention, "{}", verdict.summary);
         let watch = route.watch.as_ref().unwrap();
