@@ -171,9 +171,13 @@ fn a_buffer_per_request_is_off_heap_and_its_peak_is_held_against_the_limit() {
 #[test]
 fn a_heavy_clean_route_is_never_a_leak_shows_peak_pressure_and_fails_max_peak() {
     // ~20 MB of Buffers per request held 20 ms, 10 connections: rss peaks
-    // around 350 MB and stays there (the allocator keeps it) while the
-    // route keeps 4 MB. Two glibc arenas keep the allocator's own growth
-    // from looking like the route's on a busy machine.
+    // around 350 MB while the route keeps 4 MB. Two glibc arenas and a
+    // fixed mmap threshold keep the allocator's own growth from looking
+    // like the route's on a busy machine: glibc raises its threshold to
+    // the size of each mapped chunk freed, so later 20 MB buffers came
+    // from its heaps, and under the whole suite rss crept 413 → 422 → 429
+    // MB after each collection (off-heap retention with --no-diagnose,
+    // whose allocator A/B would have told; twice in one run of three).
     let heavy = |extra: &[&str]| {
         let port = free_port();
         let finished = RunArgs::new(port)
@@ -189,6 +193,7 @@ fn a_heavy_clean_route_is_never_a_leak_shows_peak_pressure_and_fails_max_peak() 
             ])
             .args(extra)
             .env("MALLOC_ARENA_MAX", "2")
+            .env("MALLOC_MMAP_THRESHOLD_", "4194304")
             .run(&target_command("memory-server.mjs", port));
         assert!(port_is_free(port), "port {port} left busy");
         let result = finished.result();
