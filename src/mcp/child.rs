@@ -70,7 +70,7 @@ pub async fn run(
     // A call dropped before its child ended (the client went away and the
     // server is closing) stops the child as Ctrl-C would, never with
     // SIGKILL: the child still stops its target and writes its readings.
-    let _interrupt_if_dropped = InterruptOnDrop(pid);
+    let mut interrupt = InterruptOnDrop { pid, sent: false };
     let mut lines = BufReader::new(child.stderr.take().expect("stderr piped")).lines();
     let mut tail = Vec::new();
     let mut step = 0.0;
@@ -96,10 +96,7 @@ pub async fn run(
             },
             () = ct.cancelled(), if deadline.is_none() => {
                 deadline = Some(tokio::time::Instant::now() + STOP_GRACE);
-                if let Some(pid) = pid {
-                    // SAFETY: a plain signal to the child this call spawned.
-                    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-                }
+                interrupt.send();
             }
             () = tokio::time::sleep_until(deadline.unwrap_or(far)), if deadline.is_some() => {
                 child.start_kill()?;
@@ -108,7 +105,7 @@ pub async fn run(
         }
     }
     let status = child.wait().await?;
-    std::mem::forget(_interrupt_if_dropped);
+    interrupt.sent = true;
     Ok(Ended {
         code: status.code(),
         cancelled: deadline.is_some(),
@@ -116,15 +113,31 @@ pub async fn run(
     })
 }
 
-/// Sends SIGINT to a child still running when its call is dropped.
-struct InterruptOnDrop(Option<u32>);
+/// Sends SIGINT to a child still running when its call is dropped, once:
+/// a second one (the call cancelled, then dropped as the client goes)
+/// would make the child exit at once, as a second Ctrl-C does, without
+/// writing what it measured.
+struct InterruptOnDrop {
+    pid: Option<u32>,
+    sent: bool,
+}
 
-impl Drop for InterruptOnDrop {
-    fn drop(&mut self) {
-        if let Some(pid) = self.0 {
+impl InterruptOnDrop {
+    fn send(&mut self) {
+        if self.sent {
+            return;
+        }
+        self.sent = true;
+        if let Some(pid) = self.pid {
             // SAFETY: a plain signal to a child of this process; if it has
             // exited and not been reaped, the signal is ignored.
             unsafe { libc::kill(pid as i32, libc::SIGINT) };
         }
+    }
+}
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        self.send();
     }
 }

@@ -62,7 +62,7 @@ impl Progress {
         }
         match self.bar.lock().expect("progress lock").as_ref() {
             Some(bar) => bar.println(message),
-            None => eprintln!("{message}"),
+            None => line(message),
         }
     }
 
@@ -78,7 +78,7 @@ impl Progress {
             return;
         }
         if !self.interactive {
-            eprintln!("{message}");
+            line(message);
             return;
         }
         let mut bar = self.bar.lock().expect("progress lock");
@@ -107,10 +107,19 @@ impl Progress {
     }
 }
 
+/// One progress line on stderr. A line nobody can read any more (the
+/// reader of a pipe went away: an MCP call cancelled, a log tool ended)
+/// is dropped, where `eprintln!` would panic and end the run before it
+/// stops its target and writes what it measured.
+fn line(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{message}");
+}
+
 impl CycleObserver for Progress {
     fn phase(&self, route: &str, message: &str) {
         if !self.quiet && !self.interactive {
-            eprintln!("{route}: {message}");
+            line(&format!("{route}: {message}"));
         }
     }
 
@@ -129,7 +138,7 @@ impl CycleObserver for Progress {
             } else {
                 "sending load"
             };
-            eprintln!("{route}: cycle {cycle}/{of}: {doing}");
+            line(&format!("{route}: cycle {cycle}/{of}: {doing}"));
             return;
         }
         let bar = match total {
