@@ -48,7 +48,8 @@ pub struct Peak {
     pub rss: u64,
     /// Readings taken during the load.
     pub samples: u32,
-    /// The load was ended early: the target passed half of a limit.
+    /// The load was ended early: the target passed a brake point under a
+    /// limit, or was about to at the pace its heap grew (`cycle::peak`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub braked: bool,
 }
