@@ -12,7 +12,9 @@ use anyhow::Context;
 use tokio::sync::watch;
 
 pub use super::exit::RunEnd;
-use super::outcome::{apply_peak_gate, mark_partial_routes, outcome_of, run_end};
+use super::outcome::{
+    apply_peak_gate, judge_unjudged_routes, mark_partial_routes, outcome_of, run_end,
+};
 use super::signals::{StopSignal, exit_on_a_later_signal, stop_signal};
 use crate::model::{RunResult, Stopped};
 use crate::process::Target;
@@ -169,6 +171,7 @@ impl Frame {
             "done in {:.2} s",
             self.started.elapsed().as_secs_f64()
         ));
+        judge_unjudged_routes(&mut result);
         crate::known::recognise_all(&mut result);
         if result.settings.invocation.is_none() {
             result.settings.invocation = Some(super::exports::invocation());

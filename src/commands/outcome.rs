@@ -78,6 +78,23 @@ pub fn mark_partial_routes(result: &mut RunResult) {
     }
 }
 
+/// A route the run ended before its readings could be judged (an error,
+/// a timeout or Ctrl-C before its first cycle completed) is never left
+/// without a verdict: it reads `inconclusive`, with the reason the run
+/// ended and what to do next, so no report shows a route as if nothing
+/// were wrong. Applied after every other judgement (a death by memory
+/// gives its own verdict first).
+pub fn judge_unjudged_routes(result: &mut RunResult) {
+    let unit = result.settings.unit.name();
+    let reason = match &result.outcome.error {
+        Some(error) => error.clone(),
+        None => "the run ended".to_string(),
+    };
+    for route in result.routes.iter_mut().filter(|r| r.verdict.is_none()) {
+        route.verdict = Some(crate::verdict::not_judged(route, &reason, unit));
+    }
+}
+
 /// The exit code's meaning for a finished run, with the reason on stderr
 /// for anything but a clean pass. A leak outranks an undecided route (it is
 /// news either way); an undecided route is never a pass: `inconclusive`

@@ -12,6 +12,7 @@ pub mod fit;
 pub mod handles;
 pub mod isolates;
 pub mod metric;
+mod not_judged;
 pub mod over_time;
 pub mod page_action;
 pub mod peak;
@@ -25,4 +26,5 @@ pub mod watch;
 
 pub use classify::Options;
 pub use metric::Noise;
+pub use not_judged::not_judged;
 pub use refresh::refresh;

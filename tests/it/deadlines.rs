@@ -60,6 +60,61 @@ fn a_counter_that_never_returns_ends_the_run_and_is_named() {
         "{error}"
     );
     assert!(error.contains("--counter"), "{error}");
+    // The baseline itself never came: the route still says why.
+    let result = finished.result();
+    let verdict = verdict_of(&result.routes[0]);
+    assert_eq!(verdict.kind, VerdictKind::Inconclusive, "{verdict:#?}");
+    assert!(
+        verdict.summary.contains("before its baseline"),
+        "{verdict:#?}"
+    );
+    assert!(verdict.action.contains("--counter"), "{verdict:#?}");
+}
+
+#[test]
+fn a_route_ended_before_its_first_cycle_is_inconclusive_with_the_reason() {
+    // The target blocks on the 50th request of 300: the first cycle's
+    // reading never comes, so the route has a baseline and no cycle.
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/block-after?n=50"])
+        .requests("300")
+        .cycles(3)
+        .args(&[
+            "--timeout",
+            "1s",
+            "--inspector-timeout",
+            "3s",
+            "--no-diagnose",
+        ])
+        .run(&target_command("fault-server.mjs", port));
+    assert_eq!(finished.code, 2, "{}", finished.stderr);
+    let result = finished.result();
+    let route = &result.routes[0];
+    assert!(
+        route.baseline.is_some() && route.cycles.is_empty(),
+        "{route:#?}"
+    );
+    let verdict = verdict_of(route);
+    assert_eq!(verdict.kind, VerdictKind::Inconclusive, "{verdict:#?}");
+    assert!(!verdict.fails_gate);
+    assert!(
+        verdict.summary.contains("before its first cycle"),
+        "{verdict:#?}"
+    );
+    assert!(
+        verdict
+            .action
+            .contains("did not answer its inspector within 3 s"),
+        "{verdict:#?}"
+    );
+    // Every report says it, the terminal's too.
+    assert!(
+        finished.stdout.contains("not judged"),
+        "{}",
+        finished.stdout
+    );
+    assert!(port_is_free(port));
 }
 
 #[test]

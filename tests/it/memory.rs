@@ -197,6 +197,15 @@ fn a_heavy_clean_route_is_never_a_leak_shows_peak_pressure_and_fails_max_peak() 
             .run(&target_command("memory-server.mjs", port));
         assert!(port_is_free(port), "port {port} left busy");
         let result = finished.result();
+        // A run that ended early says why in the route's verdict and in
+        // its outcome: shown whole, so a failure names its cause.
+        assert!(
+            !result.routes[0].cycles.is_empty(),
+            "no cycle: {:?}\n{}\n{:#?}",
+            result.outcome,
+            finished.stderr,
+            result.routes[0].verdict
+        );
         (finished, result)
     };
     let (finished, result) = heavy(&["--memory-limit", "300MB"]);
