@@ -37,6 +37,12 @@ pub struct FnArgs {
     /// what 3 × 20000 calls resolve, 15.7 B].
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub resolution: Option<f64>,
+    /// Each cycle ends at its calls or after this long, whichever comes
+    /// first, and the fit divides by the calls completed: slow work still
+    /// gives a reading every few seconds [default: 5s; none when --calls is
+    /// given, which sends that count whole].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub cycle_time: Option<Duration>,
     /// Calls in flight at once (for code that leaks only under overlap).
     #[arg(short = 'c', long, default_value_t = 1)]
     pub concurrency: u64,

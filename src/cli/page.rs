@@ -55,6 +55,12 @@ pub struct PageArgs {
     /// iterations resolve, 246 B].
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes)]
     pub resolution: Option<f64>,
+    /// Each cycle ends at its iterations or after this long, whichever comes
+    /// first, and the fit divides by the iterations completed: slow work still
+    /// gives a reading every few seconds [default: 5s; none when -n is
+    /// given, which sends that count whole].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub cycle_time: Option<Duration>,
     /// With --cycles auto: the most iterations; when they run out, the
     /// verdict is the fixed method's over the same readings [default: 600].
     #[arg(long, value_name = "N", value_parser = parse_count)]

@@ -64,6 +64,12 @@ pub struct RunArgs {
     /// with --cycles auto].
     #[arg(short = 'a', long = "requests", value_parser = parse_count)]
     pub requests: Option<u64>,
+    /// Each cycle ends at its requests or after this long, whichever comes
+    /// first, and the fit divides by the requests completed: slow work still
+    /// gives a reading every few seconds [default: 5s; none when -a is
+    /// given, which sends that count whole].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub cycle_time: Option<Duration>,
     /// The smallest leak per request that must not pass as clean: with
     /// --cycles auto a route bounded below it keeps nothing; fixed cycles
     /// too small to see it are inconclusive [default: what 3 × 20000

@@ -69,6 +69,7 @@ fn loop_plan(props: &FnProps) -> LoopPlan {
         counters: false,
         peak: true,
         memory_limit: None,
+        cycle_time: props.cycle_time,
     }
 }
 
@@ -164,6 +165,7 @@ fn new_result(props: &FnProps) -> RunResult {
         Settings {
             cycles: props.cycles,
             requests_per_cycle: props.calls,
+            cycle_time_s: props.cycle_time.map(|t| t.as_secs_f64()),
             connections: props.concurrency as usize,
             routes: vec![props.name()],
             method: "call".into(),

@@ -63,6 +63,7 @@ fn loop_plan(props: &PageProps) -> LoopPlan {
         counters: false,
         peak: props.loop_stats,
         memory_limit: None,
+        cycle_time: props.cycle_time,
     }
 }
 
@@ -336,6 +337,7 @@ fn new_result(props: &PageProps) -> RunResult {
         Settings {
             cycles: props.cycles,
             requests_per_cycle: props.iterations,
+            cycle_time_s: props.cycle_time.map(|t| t.as_secs_f64()),
             connections: 1,
             routes: vec![props.url.clone()],
             method: "page".into(),

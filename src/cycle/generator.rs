@@ -76,7 +76,7 @@ impl Workload for Generator {
         if let Stop::Requests(n) = load.stop {
             load.stop = Stop::Requests(cycle.units_of(n));
         }
-        let report = send(load, observer, cycle.brake.as_ref()).await?;
+        let report = send(load, observer, cycle.brake.as_ref(), cycle.time).await?;
         let units = report.iterations.unwrap_or(report.responses);
         Ok(Work {
             report,
@@ -86,26 +86,40 @@ impl Workload for Generator {
     }
 }
 
-/// Sends one load to the end (or until `brake` is pulled), showing its
-/// progress. Dropped before the end, the `LoadRun` inside stops the
-/// sending.
+/// Sends one load to the end (or until `brake` is pulled, or `time` has
+/// passed), showing its progress. Dropped before the end, the `LoadRun`
+/// inside stops the sending.
 pub async fn send(
     load: LoadPlan,
     observer: &dyn CycleObserver,
     brake: Option<&Brake>,
+    time: Option<Duration>,
 ) -> Result<crate::model::LoadReport, crate::load::LoadError> {
+    let deadline = time.map(|t| std::time::Instant::now() + t);
     let run = LoadRun::start(load);
     let progress = run.progress.clone();
     let mut finished = std::pin::pin!(run.finish());
     let mut tick = tokio::time::interval(PROGRESS_TICK);
+    let mut out_of_time = false;
     loop {
         tokio::select! {
             report = &mut finished => {
                 observer.load_progress(progress.completed(), progress.errors());
-                return report;
+                // Stopped by its own clock, not by a signal.
+                return report.map(|mut report| {
+                    if out_of_time && !report.stalled {
+                        report.interrupted = false;
+                        report.time_bound = true;
+                    }
+                    report
+                });
             }
             _ = tick.tick() => {
                 if brake.is_some_and(Brake::pulled) {
+                    progress.stop();
+                }
+                if !out_of_time && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                    out_of_time = true;
                     progress.stop();
                 }
                 observer.load_progress(progress.completed(), progress.errors());

@@ -91,6 +91,9 @@ pub struct LoopPlan {
     pub peak: bool,
     /// `--memory-limit`: the production container's limit, in bytes.
     pub memory_limit: Option<u64>,
+    /// Each cycle's time target (`--cycle-time`, `budget::CYCLE_TIME`):
+    /// its work ends at its units or at this time, whichever comes first.
+    pub cycle_time: Option<std::time::Duration>,
 }
 
 /// `run`'s and `soak`'s plan: the loop's, and what the route's workload
@@ -212,6 +215,7 @@ pub async fn run_route(
         let spec = CycleSpec {
             most_units,
             brake: Some(Brake::default()),
+            time: plan.cycle_time,
             ..CycleSpec::measured(number)
         };
         let total = work.planned_units().map(|n| spec.units_of(n));

@@ -161,7 +161,7 @@ impl SoakInterval {
 }
 
 async fn extra(load: LoadPlan, observer: &dyn CycleObserver) -> Result<Work, WorkError> {
-    let report = super::generator::send(load, observer, None).await?;
+    let report = super::generator::send(load, observer, None, None).await?;
     Ok(Work {
         units: Units::Counted(report.responses),
         report,

@@ -36,6 +36,12 @@ pub struct CycleSpec {
     /// Pulled (by the peak sampler) to end the work early: no unit starts
     /// after it, those in flight finish and are counted.
     pub brake: Option<Brake>,
+    /// The cycle's time target: no unit starts after it, those in flight
+    /// finish and are counted (`LoadReport::time_bound`), so a cycle of
+    /// slow work ends in time and the fit divides by what it completed.
+    /// Work measured in time already (a soak's interval) ignores it, and
+    /// so does `--load-cmd`, whose command decides its own end.
+    pub time: Option<std::time::Duration>,
 }
 
 impl CycleSpec {

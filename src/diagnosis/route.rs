@@ -43,6 +43,7 @@ pub async fn diagnose_route(
         scale,
         most_units: cycle_units(into),
         brake: None,
+        time: Some(DIAGNOSIS_CYCLE_TIME),
     };
     let next_cycle = extra.number + 1;
     let driven = &mut *workload;
@@ -186,6 +187,13 @@ pub fn follow_up_units(route: &RouteResult, seconds_allowed: f64) -> u64 {
 const DIAGNOSIS_GROWTH: f64 = 10.0 * 1024.0 * 1024.0;
 /// The fewest units the diagnosis' cycle sends.
 const MIN_DIAGNOSIS_UNITS: u64 = 8;
+
+/// The longest the diagnosis' extra cycle (and each of the collection
+/// check's) may run: a slow route or a function that slows as it leaks
+/// would otherwise take its planned units' worth of minutes. Three of the
+/// loop's default cycles, enough for the leak to grow past the
+/// snapshots' noise at any pace the loop could measure it.
+pub const DIAGNOSIS_CYCLE_TIME: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The most units the diagnosis' cycle needs, from the bytes per unit the
 /// verdict measured: `None` (the planned cycle) for a counted figure or

@@ -77,8 +77,10 @@ globalThis.__leakcheckReady = (async () => {
   }
 })();
 
-/** Calls `fn` `count` times, `concurrency` at once, each within `timeoutMs`. */
-async function run(count, concurrency, timeoutMs) {
+/** Calls `fn` `count` times, `concurrency` at once, each within `timeoutMs`;
+ * no call starts once `budgetMs` has passed (the cycle's time target: a
+ * function that slows as it leaks still ends its cycle in time). */
+async function run(count, concurrency, timeoutMs, budgetMs = Infinity) {
   let started = 0;
   let ok = 0;
   let failed = 0;
@@ -102,7 +104,7 @@ async function run(count, concurrency, timeoutMs) {
     }
   };
   const lane = async () => {
-    while (started < count) {
+    while (started < count && performance.now() - begin < budgetMs) {
       started += 1;
       try {
         await once();
@@ -117,7 +119,8 @@ async function run(count, concurrency, timeoutMs) {
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, lane));
-  return { ok, failed, timedOut, errors, seconds: (performance.now() - begin) / 1000 };
+  const timeBound = started < count;
+  return { ok, failed, timedOut, errors, timeBound, seconds: (performance.now() - begin) / 1000 };
 }
 
 globalThis.__leakcheck = {

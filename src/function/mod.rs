@@ -41,6 +41,9 @@ pub struct Batch {
     pub timed_out: u64,
     #[serde(default)]
     pub errors: Vec<String>,
+    /// The batch ended at the cycle's time target, before its count.
+    #[serde(default)]
+    pub time_bound: bool,
     pub seconds: f64,
 }
 
@@ -57,6 +60,7 @@ impl Batch {
             failed_iterations: Some(self.failed),
             iterations_per_second: Some(self.ok as f64 / self.seconds.max(1e-9)),
             failure_reasons: self.errors.clone(),
+            time_bound: self.time_bound,
             requests_per_second: total as f64 / self.seconds.max(1e-9),
             status: StatusCounts {
                 s2xx: self.ok,
@@ -116,8 +120,12 @@ impl Workload for FunctionCalls {
         let concurrency = self.concurrency.max(1);
         // Every call may take its whole timeout, a lane at a time.
         let limit = self.timeout * (count.div_ceil(concurrency) as u32).max(1) + LOAD_TIMEOUT;
+        // JSON has no Infinity: a batch without a time target gets none.
+        let budget = cycle
+            .time
+            .map_or("Infinity".to_string(), |t| t.as_millis().to_string());
         let expression = format!(
-            "globalThis.__leakcheck.run({count}, {concurrency}, {})",
+            "globalThis.__leakcheck.run({count}, {concurrency}, {}, {budget})",
             self.timeout.as_millis()
         );
         let answer = self

@@ -149,6 +149,7 @@ impl LoadStats {
             duration_s: seconds,
             interrupted,
             stalled: false,
+            time_bound: false,
             requests: responses + self.error_count() + self.aborted,
             responses,
             aborted: self.aborted,

@@ -15,6 +15,10 @@ pub struct LoadReport {
     /// response, only timeouts: the server stopped answering.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stalled: bool,
+    /// Ended at the cycle's time target (`--cycle-time`) before its
+    /// planned units: the figures cover the units completed by then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_bound: bool,
     /// Requests that ended: as a response, an error, or hung up on purpose.
     pub requests: u64,
     pub responses: u64,
@@ -64,6 +68,11 @@ pub struct LoadReport {
 
 /// For `skip_serializing_if`: a count of zero is left out of the JSON.
 pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// `is_zero` for the smaller counts.
+pub fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 

@@ -30,7 +30,7 @@ pub use diagnosis::{
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use known::KnownLeak;
-pub use load_report::{LatencySummary, LoadReport, StatusCounts, is_zero};
+pub use load_report::{LatencySummary, LoadReport, StatusCounts, is_zero, is_zero_u32};
 pub use loop_stats::{EventLoopStats, GcByKind, GcStats, LoopStats};
 pub use memory::{Exhaustion, ExhaustionCause, Limits, Peak};
 pub use native::{
@@ -107,6 +107,11 @@ pub struct TargetInfo {
 pub struct Settings {
     pub cycles: u32,
     pub requests_per_cycle: u64,
+    /// Each cycle's time target (`--cycle-time`, 5 s by default without a
+    /// cycle size): its work ends at `requests_per_cycle` or at this time,
+    /// whichever comes first. Absent: every cycle sends its count whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycle_time_s: Option<f64>,
     pub connections: usize,
     pub routes: Vec<String>,
     pub method: String,
@@ -171,22 +176,28 @@ impl Settings {
                 )),
                 soak.every_s
             ),
-            None => match &self.sequential {
-                Some(seq) => format!(
-                    "cycles of {} {unit}s until decided (at most {} {unit}s; resolution {:.1} B \
-                     per {unit})",
-                    seq.cycle_requests,
-                    seq.max_requests,
-                    seq.resolution_bytes_per_request,
-                    unit = self.unit.name()
-                ),
-                None => format!(
-                    "{} cycles × {} {}s",
-                    self.cycles,
-                    self.requests_per_cycle,
-                    self.unit.name()
-                ),
-            },
+            None => {
+                let within = self
+                    .cycle_time_s
+                    .map_or(String::new(), |t| format!(" or {t:.0} s"));
+                match &self.sequential {
+                    Some(seq) => format!(
+                        "cycles of {} {unit}s{within} until decided (at most {} {unit}s; \
+                         resolution {:.1} B per {unit}, or what fills the headroom in a week \
+                         at a slower route's pace)",
+                        seq.cycle_requests,
+                        seq.max_requests,
+                        seq.resolution_bytes_per_request,
+                        unit = self.unit.name()
+                    ),
+                    None => format!(
+                        "{} cycles × {} {}s{within}",
+                        self.cycles,
+                        self.requests_per_cycle,
+                        self.unit.name()
+                    ),
+                }
+            }
         }
     }
 }

@@ -133,6 +133,10 @@ pub enum FindingKind {
     /// A collection grew, then stopped at a cap when the collection check
     /// followed it: a bounded history or LRU, not a leak.
     CappedCollection,
+    /// Time per unit of work rose cycle over cycle: each request or call
+    /// does more work than the one before (listeners, middleware or hooks
+    /// added per unit), with growth a leak's strongest companion.
+    Slowdown,
 }
 
 impl FindingKind {
@@ -162,6 +166,7 @@ impl FindingKind {
             FindingKind::Headroom => "headroom",
             FindingKind::OverMaxPeak => "over-max-peak",
             FindingKind::CappedCollection => "capped-collection",
+            FindingKind::Slowdown => "slowdown",
         }
     }
 }

@@ -59,6 +59,12 @@ pub struct WatchResult {
     /// Forced collections skipped because the last full collection paused
     /// the target longer than `--max-pause`.
     pub forced_skipped: u32,
+    /// Collections forced although the last full one paused the target
+    /// longer than `--max-pause`: allowed once per `URGENT_FORCE_EVERY`
+    /// while the projection to its limit is under an hour, since a pause
+    /// now is cheaper than the crash.
+    #[serde(default, skip_serializing_if = "super::is_zero_u32")]
+    pub forced_over_pause: u32,
     /// The longest pause of a collection leakcheck forced, in ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub longest_forced_pause_ms: Option<f64>,

@@ -69,8 +69,9 @@ impl Workload for PageActions {
     ) -> Result<Work, WorkError> {
         let n = self.iterations.saturating_mul(cycle.scale.max(1));
         let before = self.dialogs.count();
-        let done = self.iterate(n, observer).await?;
+        let done = self.iterate(n, cycle.time, observer).await?;
         let mut report = report_of(&done);
+        report.time_bound = done.ok + done.failed < n && !done.stalled;
         report.dialogs = self.dialogs.count() - before;
         Ok(Work {
             report,
@@ -81,11 +82,20 @@ impl Workload for PageActions {
 }
 
 impl PageActions {
-    async fn iterate(&self, n: u64, observer: &dyn CycleObserver) -> Result<Iterations, WorkError> {
+    /// Runs `n` iterations, none started once `time` has passed.
+    async fn iterate(
+        &self,
+        n: u64,
+        time: Option<std::time::Duration>,
+        observer: &dyn CycleObserver,
+    ) -> Result<Iterations, WorkError> {
         let started = Instant::now();
         let mut last_success = started;
         let mut done = Iterations::default();
         for _ in 0..n {
+            if time.is_some_and(|t| started.elapsed() >= t) {
+                break;
+            }
             let failure = self.one_iteration().await?;
             self.check_where_it_ended(failure.is_some(), &mut done)
                 .await?;

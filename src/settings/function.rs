@@ -19,6 +19,8 @@ pub struct FnProps {
     pub calls: u64,
     pub sequential: Option<SequentialPlan>,
     pub resolution: f64,
+    /// Each cycle ends at its units or at this time, whichever comes first.
+    pub cycle_time: Option<Duration>,
     pub concurrency: u64,
     pub timeout: Duration,
     pub inspector_timeout: Duration,

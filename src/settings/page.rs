@@ -22,6 +22,8 @@ pub struct PageProps {
     pub sequential: Option<SequentialPlan>,
     /// The smallest retention per iteration that must not pass as clean.
     pub resolution: f64,
+    /// Each cycle ends at its units or at this time, whichever comes first.
+    pub cycle_time: Option<Duration>,
     pub timeout: Duration,
     pub inspector_timeout: Duration,
     pub loop_stats: bool,

@@ -67,6 +67,8 @@ pub struct LoadSettings {
     pub sequential: Option<SequentialPlan>,
     /// The smallest retention per request that must not pass as clean.
     pub resolution: f64,
+    /// Each cycle ends at its units or at this time, whichever comes first.
+    pub cycle_time: Option<Duration>,
     pub connections: usize,
     pub request: RequestProps,
     /// A soak's schedule (`leakcheck soak`) instead of cycles.

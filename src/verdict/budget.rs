@@ -4,6 +4,8 @@
 //! kind of work: a server's requests and a page's iterations differ only
 //! in their defaults (`SERVER`, `PAGE`).
 
+use std::time::Duration;
+
 use crate::model::Series;
 
 use super::metric::{Noise, RETENTION_SIGMAS};
@@ -110,6 +112,16 @@ pub const PAGE: Defaults = Defaults {
 /// its fixed twin, `tests/targets/pages`).
 pub const PAGE_WARM_UP_ITERATIONS: f64 = 50.0;
 
+/// A cycle's time target when no cycle size is given: "N units or T
+/// seconds, whichever comes first". Short enough that a heavy route (a
+/// server-side render at 40 requests/s, a function that slows as it
+/// leaks) gives a reading every few seconds, so the sequential rule has
+/// a dozen of them within its first minute; long enough that a fast route
+/// (thousands a second) still completes its 2 500 units well within it
+/// and its cycles, and so its resolution, are unchanged. With the
+/// in-flight units and the reading after it, no default cycle takes 15 s.
+pub const CYCLE_TIME: Duration = Duration::from_secs(5);
+
 /// What the user asked for; `None` where a flag was not given.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Asked {
@@ -117,6 +129,8 @@ pub struct Asked {
     pub per_cycle: Option<u64>,
     pub resolution: Option<f64>,
     pub max_units: Option<u64>,
+    /// `--cycle-time`.
+    pub cycle_time: Option<Duration>,
 }
 
 /// The schedule a route runs.
@@ -129,6 +143,10 @@ pub struct Schedule {
     /// The smallest retention per unit that must not pass as clean: a
     /// fixed run whose cycles cannot see it is `inconclusive`.
     pub resolution: f64,
+    /// Each cycle ends at its units or at this time, whichever comes
+    /// first: `--cycle-time`, else `CYCLE_TIME` unless a cycle size was
+    /// given (an exact count asked for is sent whole).
+    pub cycle_time: Option<Duration>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -164,6 +182,13 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
     if asked.per_cycle == Some(0) {
         return Err(BudgetError::Zero(defaults.cycle_flag));
     }
+    if asked.cycle_time.is_some_and(|t| t.is_zero()) {
+        return Err(BudgetError::Zero("--cycle-time"));
+    }
+    let cycle_time = asked.cycle_time.or(match asked.per_cycle {
+        Some(_) => None,
+        None => Some(CYCLE_TIME),
+    });
     let cycles = asked.cycles.unwrap_or(match asked.per_cycle {
         Some(_) => Cycles::Fixed(3),
         None => Cycles::Auto,
@@ -181,6 +206,7 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
                 per_cycle: asked.per_cycle.unwrap_or(defaults.method_cycle),
                 sequential: None,
                 resolution: resolution(defaults, asked)?,
+                cycle_time,
             })
         }
         Cycles::Auto => {
@@ -203,8 +229,10 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
                 cycles,
                 per_cycle,
                 resolution,
+                cycle_time,
                 sequential: Some(SequentialPlan {
                     resolution,
+                    resolution_asked: asked.resolution.is_some(),
                     max_cycles: cycles,
                     max_units: u64::from(cycles) * per_cycle,
                     warm_up_units: defaults.warm_up,

@@ -34,6 +34,11 @@ impl Context<'_> {
         out.extend(self.garbage_pending(kind));
         out.extend(self.converging(kind));
         out.extend(self.untouched_pages());
+        out.extend(super::slowdown::finding(
+            self.cycles,
+            self.options.unit.name(),
+            kind,
+        ));
         out
     }
 

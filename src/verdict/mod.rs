@@ -14,11 +14,13 @@ pub mod isolates;
 pub mod metric;
 mod not_judged;
 pub mod over_time;
+pub mod pace;
 pub mod page_action;
 pub mod peak;
 pub mod projection;
 mod refresh;
 pub mod sequential;
+mod slowdown;
 #[cfg(test)]
 pub(crate) mod test_cycles;
 pub mod time_trend;

@@ -109,13 +109,21 @@ pub fn judge_peak(cycles: &[CycleResult], options: &Options, leak: bool) -> Vec<
 }
 
 /// Cycles shrunk or ended early to keep the target below half a limit.
+/// Cycles that ended at their time target are the schedule's, not the
+/// limit's, and are left out.
 pub fn headroom(cycles: &[CycleResult], options: &Options) -> Option<Finding> {
     let braked = cycles
         .iter()
         .filter(|c| c.peak.is_some_and(|p| p.braked))
         .count();
-    let largest = cycles.iter().map(|c| c.units).max()?;
-    let smallest = cycles.iter().map(|c| c.units).min()?;
+    let sized = || {
+        cycles
+            .iter()
+            .filter(|c| !c.load.time_bound)
+            .map(|c| c.units)
+    };
+    let largest = sized().max()?;
+    let smallest = sized().min()?;
     if braked == 0 && smallest * 2 > largest {
         return None;
     }

@@ -62,7 +62,13 @@ const BOUNDED_SERIES: [Series; 3] = [Series::HEAP_USED, Series::EXTERNAL, Series
 /// `--max-iterations`); `budget.rs` builds it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SequentialPlan {
+    /// The resolution of the budget's work: `--resolution`, or what its
+    /// three groups resolve (15.7 B per request). Without `--resolution`
+    /// a route too slow to reach it in time is held to the resolution at
+    /// its own pace instead (`pace::resolution_at_pace`).
     pub resolution: f64,
+    /// `--resolution` was given: an explicit demand, kept at any pace.
+    pub resolution_asked: bool,
     /// The budget in cycles of the planned size, a multiple of three.
     pub max_cycles: u32,
     /// The budget in units of work (`max_cycles` × the planned cycle): the
@@ -97,9 +103,14 @@ pub fn look(
     options: Options,
     plan: SequentialPlan,
 ) -> Option<Look> {
+    let budget_resolution = plan.resolution;
+    let plan = at_pace(plan, baseline, cycles, options);
     // The small cycles are judged on their readings; only the budget's
     // answer is held to the resolution (before it, more cycles come).
-    let budget_options = options;
+    let budget_options = Options {
+        resolution: Some(plan.resolution),
+        ..options
+    };
     let options = Options {
         resolution: None,
         ..options
@@ -145,7 +156,10 @@ pub fn look(
             return Some(grouped.into_look(state(SequentialStop::Budget, group, why)));
         }
     }
-    if let Some(why) = bounded(baseline, cycles, &raw, plan, options) {
+    if let Some(why) = bounded(baseline, cycles, &raw, plan, budget_resolution, options) {
+        // A clean verdict says what it ruled out, in every report.
+        let mut raw = raw;
+        raw.verdict.summary = format!("{}; {why}", raw.verdict.summary);
         return Some(raw.into_look(state(SequentialStop::Bounded, 1, why)));
     }
     let why = match bound {
@@ -167,6 +181,47 @@ pub fn look(
     ))
 }
 
+/// The plan as it holds for these cycles: without `--resolution`, the
+/// resolution at the route's own pace (`pace.rs`); and cycles that ended
+/// at their time target count their first two as the warm-up when that
+/// is less work than `warm_up_units` (a slow route would otherwise spend
+/// minutes warming up: 5 000 requests at 40 a second). A shorter warm-up
+/// only leaves more growth in the bound, never less.
+fn at_pace(
+    plan: SequentialPlan,
+    baseline: &Sample,
+    cycles: &[CycleResult],
+    options: Options,
+) -> SequentialPlan {
+    let timed = cycles
+        .iter()
+        .take(WARM_UP_CYCLES)
+        .any(|c| c.load.time_bound);
+    let warm_up_units = match timed {
+        true => {
+            let first: u64 = cycles.iter().take(WARM_UP_CYCLES).map(|c| c.units).sum();
+            plan.warm_up_units.min(first as f64)
+        }
+        false => plan.warm_up_units,
+    };
+    let resolution = match plan.resolution_asked {
+        true => plan.resolution,
+        false => super::pace::headroom(baseline, &options.limits)
+            .zip(super::pace::units_per_second(cycles))
+            .map_or(plan.resolution, |(headroom, rate)| {
+                super::pace::resolution_at_pace(plan.resolution, headroom, rate)
+            }),
+    };
+    SequentialPlan {
+        resolution,
+        warm_up_units,
+        ..plan
+    }
+}
+
+/// Time-bound cycles whose work counts as warm-up at most.
+const WARM_UP_CYCLES: usize = 2;
+
 /// Why the route keeps nothing the method can see, if it does not: every
 /// memory series bounded below the resolution, and the reading table on
 /// the small cycles calls nothing growing.
@@ -175,6 +230,7 @@ fn bounded(
     cycles: &[CycleResult],
     raw: &Judged,
     plan: SequentialPlan,
+    budget_resolution: f64,
     options: Options,
 ) -> Option<String> {
     if !matches!(
@@ -186,20 +242,43 @@ fn bounded(
         // whose resolution is coarse: such a route runs to its budget.
         return None;
     }
-    let mut highest = f64::MIN;
+    let mut highest = Bound {
+        slope: f64::MIN,
+        upper: f64::MIN,
+    };
     for series in &BOUNDED_SERIES {
         let b = bound_after(baseline, cycles, series, plan.warm_up_units, options.noise)?;
         if b.upper >= plan.resolution {
             return None;
         }
-        highest = highest.max(b.upper);
+        if b.upper > highest.upper {
+            highest = b;
+        }
     }
+    let unit = options.unit.name();
+    let at_pace = plan.resolution > budget_resolution;
+    let ruled_out = match super::pace::units_per_second(cycles) {
+        Some(rate) => {
+            let elapsed = cycles.last().and_then(|c| c.read_at_s);
+            let elapsed = elapsed.unwrap_or_else(|| cycles.iter().map(|c| c.duration_s).sum());
+            super::pace::ruled_out(
+                highest.upper,
+                highest.slope,
+                rate,
+                budget_resolution,
+                elapsed,
+                unit,
+            )
+        }
+        None => format!("at most {} per {unit}", per_request(highest.upper.max(0.0))),
+    };
     Some(format!(
-        "at most {} kept per {unit} (fit plus {BOUND_SIGMAS} standard errors), below the {} \
-         resolution",
-        per_request(highest.max(0.0)),
+        "{ruled_out} (fit plus {BOUND_SIGMAS} standard errors), below the {} resolution{}",
         per_request(plan.resolution),
-        unit = options.unit.name()
+        match at_pace {
+            true => " at this pace (a leak that fills the headroom left within a week)",
+            false => "",
+        }
     ))
 }
 

@@ -7,6 +7,7 @@ const CYCLE: u64 = 5_000;
 
 fn plan() -> SequentialPlan {
     SequentialPlan {
+        resolution_asked: false,
         resolution: method_resolution(),
         max_cycles: 12,
         max_units: 12 * CYCLE,

@@ -23,6 +23,7 @@
 pub mod checkpoint;
 pub mod connect;
 mod evidence;
+mod forcing;
 pub mod observer;
 mod record;
 pub mod sites;
@@ -39,6 +40,7 @@ use crate::report::progress::Progress;
 use crate::settings::WatchProps;
 use checkpoint::Checkpoint;
 use connect::Attached;
+use forcing::URGENT_HOURS;
 use observer::{Drained, Observer};
 use record::Tally;
 use sites::SiteSampler;
@@ -80,6 +82,11 @@ pub struct Watch {
     checkpoint: Option<Checkpoint>,
     /// When the watch began, as an instant and as Unix seconds.
     started: Option<(Instant, f64)>,
+    /// The hours left to the limit at the pace so far, when under
+    /// `URGENT_HOURS` (`record::hours_left`), judged after each drain.
+    urgent: Option<f64>,
+    /// When a collection was last forced over `--max-pause`.
+    last_over_pause: Option<Instant>,
     tally: Tally,
 }
 
@@ -168,11 +175,26 @@ impl Watch {
             tokio::time::sleep_until(wake.into()).await;
             if let Some(due) = next_force.filter(|due| Instant::now() >= *due) {
                 self.force(props, progress).await?;
-                next_force = props
-                    .force_gc_every
+                next_force = self
+                    .force_every(props)
                     .map(|every| due.max(Instant::now()) + every);
             }
             self.drain_into(props, result).await?;
+            let was_urgent = self.urgent.is_some();
+            self.urgent = record::hours_left(route_of(result)).filter(|h| *h < URGENT_HOURS);
+            if let Some(every) = self.force_every(props) {
+                let soonest = Instant::now() + every;
+                if self.urgent.is_some() && !was_urgent {
+                    progress.say(&format!(
+                        "forcing a collection every {}: {}",
+                        crate::units::human_duration(every.as_secs_f64()),
+                        self.urgency_text()
+                    ));
+                }
+                if next_force.is_none_or(|at| at > soonest) {
+                    next_force = Some(soonest);
+                }
+            }
             if Instant::now() >= next_profile {
                 self.profile(props, progress).await;
                 next_profile += every_profile;
@@ -257,93 +279,6 @@ impl Watch {
                          "projection": route.watch.as_ref().map(|w| &w.projection) }),
             )?;
         }
-        Ok(())
-    }
-
-    /// One forced collection (`--force-gc-every`), unless the last full
-    /// collection paused the target longer than `--max-pause`.
-    async fn force(&mut self, props: &WatchProps, progress: &Progress) -> anyhow::Result<()> {
-        if !self.pause_allows(props, progress) {
-            return Ok(());
-        }
-        let Some(observer) = self.observer.clone() else {
-            return Ok(());
-        };
-        self.forced_window(async { observer.collect().await.map(drop) })
-            .await
-    }
-
-    /// Reads the sampling profile, which is a forced full collection too
-    /// (V8 collects before it reads, so that dead objects' samples go):
-    /// under the same `--max-pause` rule, recorded as a forced reading. A
-    /// failure costs only the evidence.
-    async fn profile(&mut self, props: &WatchProps, progress: &Progress) {
-        if self.sampler.is_none() || !self.pause_allows(props, progress) {
-            return;
-        }
-        let Some((started, _)) = self.started else {
-            return;
-        };
-        // Out of `self` for the window, which borrows it; put back below.
-        let Some(mut sampler) = self.sampler.take() else {
-            return;
-        };
-        let at_s = started.elapsed().as_secs_f64();
-        let limit = props.inspector_timeout;
-        let read = self
-            .forced_window(async {
-                match tokio::time::timeout(limit, sampler.checkpoint(at_s)).await {
-                    Ok(result) => result,
-                    Err(_) => Err(crate::inspector::InspectorError::Timeout {
-                        method: "HeapProfiler.getSamplingProfile".into(),
-                        seconds: limit.as_secs(),
-                    }),
-                }
-            })
-            .await;
-        if read.is_ok() {
-            self.tally.profiles = sampler.profiles() as u32;
-        }
-        self.sampler = Some(sampler);
-    }
-
-    /// Whether a collection may be forced: not once the last full one
-    /// paused the target longer than `--max-pause` (said once).
-    fn pause_allows(&mut self, props: &WatchProps, progress: &Progress) -> bool {
-        let limit_ms = props.max_pause.as_secs_f64() * 1000.0;
-        let Some(pause) = self.tally.last_full_pause_ms.filter(|p| *p > limit_ms) else {
-            return true;
-        };
-        if self.tally.forced_skipped == 0 {
-            progress.say(&format!(
-                "not forcing collections (nor reading sampling profiles, which collect): the \
-                 last full collection paused the target {pause:.0} ms, over --max-pause \
-                 {limit_ms:.0} ms"
-            ));
-        }
-        self.tally.forced_skipped += 1;
-        false
-    }
-
-    /// Runs `collect` (a call that makes V8 collect in full) as a forced
-    /// reading: the observer ignores the collections inside the window
-    /// and records one reading with the pause leakcheck measured.
-    async fn forced_window<E: Into<anyhow::Error>>(
-        &mut self,
-        collect: impl std::future::Future<Output = Result<(), E>>,
-    ) -> anyhow::Result<()> {
-        let Some(observer) = &self.observer else {
-            return Ok(());
-        };
-        observer.force_from().await?;
-        let started = Instant::now();
-        let collected = collect.await;
-        let pause = started.elapsed().as_secs_f64() * 1000.0;
-        observer.forced(pause).await?;
-        collected.map_err(Into::into)?;
-        self.tally.last_full_pause_ms = Some(pause);
-        let longest = self.tally.longest_forced_pause_ms.get_or_insert(pause);
-        *longest = longest.max(pause);
         Ok(())
     }
 

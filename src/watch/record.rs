@@ -23,6 +23,9 @@ pub struct Tally {
     /// the last forced one's, else the last natural one's.
     pub last_full_pause_ms: Option<f64>,
     pub profiles: u32,
+    /// Collections forced although the last paused longer than
+    /// `--max-pause`, because the process was projected to run out soon.
+    pub forced_over_pause: u32,
 }
 
 /// Adds one reading to `route`; `started_unix_s`: when the watch began.
@@ -74,10 +77,11 @@ pub fn judge_route(
     let served_per_s = served_rate(route);
     let judged = judge(&route.cycles, served_per_s, force_gc_every);
     let limits = route.limits.unwrap_or_default();
+    // A significant trend is projected while still undecided too: the
+    // process may not live until the decision.
     let reaches = route
         .cycles
         .last()
-        .filter(|_| judged.verdict.kind.is_leak())
         .and_then(|last| reach(&judged.fits, last, &limits));
     let growth_bytes_per_hour = judged
         .fits
@@ -111,6 +115,28 @@ pub fn judge_route(
     count(route, tally, elapsed_s);
 }
 
+/// How many hours the watched process has left at the pace its heap
+/// grows, when that is known: the fitted trend's projection, or before a
+/// trend can be fitted the pace between the first reading and the last
+/// against V8's heap limit (a process filling gigabytes an hour must not
+/// wait for five readings to be told so).
+pub fn hours_left(route: &RouteResult) -> Option<f64> {
+    if let Some(reach) = route.watch.as_ref().and_then(|w| w.reaches.as_ref()) {
+        return Some(reach.hours);
+    }
+    let limit = route.limits?.heap_bytes?;
+    let (first, last) = (route.cycles.first()?, route.cycles.last()?);
+    let span_h = (last.read_at_s? - first.read_at_s?) / 3600.0;
+    let grown = last
+        .after_gc
+        .heap_used
+        .checked_sub(first.after_gc.heap_used)?;
+    (span_h > 0.0 && grown > 0).then(|| {
+        let per_hour = grown as f64 / span_h;
+        limit.saturating_sub(last.after_gc.heap_used) as f64 / per_hour
+    })
+}
+
 /// Keeps the watch's counts and length current, the verdict as it stands.
 pub fn count(route: &mut RouteResult, tally: &Tally, elapsed_s: f64) {
     let watch = route.watch.get_or_insert_with(WatchResult::default);
@@ -121,6 +147,7 @@ pub fn count(route: &mut RouteResult, tally: &Tally, elapsed_s: f64) {
     watch.longest_forced_pause_ms = tally.longest_forced_pause_ms;
     watch.dropped_readings = tally.dropped;
     watch.profiles = tally.profiles;
+    watch.forced_over_pause = tally.forced_over_pause;
 }
 
 fn projection_text(
@@ -133,6 +160,9 @@ fn projection_text(
 ) -> String {
     let heap = route.cycles.last().map_or(0, |c| c.after_gc.heap_used);
     match (kind, reaches) {
+        (VerdictKind::Inconclusive, Some(reach)) => {
+            format!("if the trend holds, {}", reach_text(reach, now_unix_s))
+        }
         (_, Some(reach)) => reach_text(reach, now_unix_s),
         (k, None) if k.is_leak() && growth_bytes_per_hour > 0.0 && limits.is_empty() => format!(
             "it grows {:.1} MB/h; no limit is known to project to (give --memory-limit)",
@@ -218,5 +248,29 @@ mod tests {
         );
         assert!(watch.reaches.as_ref().unwrap().hours > 10.0);
         assert_eq!(watch.served, Some(8000));
+    }
+
+    #[test]
+    fn hours_left_comes_from_the_pace_before_a_trend_can_be_fitted() {
+        let mut route = RouteResult {
+            limits: Some(Limits {
+                heap_bytes: Some(1 << 30),
+                ..Limits::default()
+            }),
+            ..RouteResult::default()
+        };
+        // 100 MB in 10 s: 36 GB/h, the 1 GB heap full in about 2 min.
+        for (i, heap) in [100.0, 200.0].iter().enumerate() {
+            add_reading(
+                &mut route,
+                &reading(i as u64, 10.0 * i as f64, *heap, 0),
+                1_000.0,
+            );
+        }
+        let hours = hours_left(&route).unwrap();
+        assert!((0.02..0.04).contains(&hours), "{hours}");
+        // A heap that shrank projects nothing.
+        add_reading(&mut route, &reading(3, 20.0, 90.0, 0), 1_000.0);
+        assert_eq!(hours_left(&route), None);
     }
 }

@@ -36,7 +36,7 @@ pub fn line(route: &RouteResult, elapsed: Duration) -> String {
         .unwrap_or_default();
     let verdict = route.verdict.as_ref().map_or("waiting", |v| v.kind.name());
     let projection = watch
-        .filter(|_| route.is_leak())
+        .filter(|w| route.is_leak() || w.reaches.is_some())
         .map(|w| format!("; {}", w.projection))
         .unwrap_or_default();
     format!(

@@ -4,7 +4,7 @@
 //! emitter's listeners, a promise chain given by --setup), their bounded
 //! and clean twins clean, and a function that only throws inconclusive.
 
-use leakcheck::model::{Unit, VerdictKind};
+use leakcheck::model::{FindingKind, Unit, VerdictKind};
 
 use crate::util::*;
 
@@ -51,6 +51,47 @@ fn an_unbounded_cache_leaks_per_call_and_its_bounded_twin_is_clean() {
         verdict_of(&bounded.result().routes[0]).kind,
         VerdictKind::NoRetention
     );
+}
+
+/// A function that registers its plugin on every call (issue 60): each
+/// call keeps a hook and runs every hook so far, so it slows as it leaks.
+/// Its cycles end at their time target, the verdict is retention with its
+/// holder, and the slowdown is a finding; registered once, it is clean.
+#[test]
+fn a_function_that_slows_as_it_leaks_is_retention_with_its_holder_and_a_slowdown() {
+    let slowing = check("plugins.mjs#register", &[]);
+    assert_eq!(slowing.code, 1, "{}", slowing.stderr);
+    let result = slowing.result();
+    let route = &result.routes[0];
+    let verdict = verdict_of(route);
+    assert_eq!(verdict.kind, VerdictKind::Retention, "{verdict:#?}");
+    assert_eq!(holder_of(&slowing), "hooks");
+    let slowdown = verdict
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::Slowdown)
+        .unwrap_or_else(|| panic!("no slowdown: {verdict:#?}"));
+    assert!(
+        slowdown.message.contains("per call in cycle 1"),
+        "{}",
+        slowdown.message
+    );
+    // Slower calls, so later cycles end at the 5 s target with fewer.
+    assert_eq!(result.settings.cycle_time_s, Some(5.0));
+    assert!(
+        route.cycles.iter().any(|c| c.load.time_bound),
+        "{:#?}",
+        route.cycles
+    );
+    for cycle in &route.cycles {
+        assert!(cycle.units == 2500 || cycle.load.time_bound, "{cycle:#?}");
+    }
+
+    let once = check("plugins.mjs#registerOnce", &["--no-diagnose"]);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    let verdict = verdict_of(&once.result().routes[0]).clone();
+    assert_eq!(verdict.kind, VerdictKind::NoRetention, "{verdict:#?}");
+    assert!(!verdict.has_finding(FindingKind::Slowdown), "{verdict:#?}");
 }
 
 #[test]

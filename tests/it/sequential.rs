@@ -64,6 +64,52 @@ fn without_a_cycle_size_small_cycles_stop_when_decided() {
     }
 }
 
+/// A heavy clean route (~15 ms of rendering a request, nothing kept;
+/// issue 60: 249 s to a verdict with cycles counted in requests): its
+/// cycles end at their time target, and it is called clean once a leak
+/// that would fill its heap within a week at its own pace is ruled out,
+/// saying what that is per request and per hour.
+#[test]
+fn a_heavy_clean_route_is_decided_at_its_own_pace_and_says_what_it_ruled_out() {
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/slow"])
+        .args(&["--no-diagnose"])
+        .run(&target_command("memory-server.mjs", port));
+    assert!(port_is_free(port));
+    let result = finished.result();
+    let route = &result.routes[0];
+    let verdict = verdict_of(route);
+    // Never a leak; clean when the machine lets the readings settle.
+    assert!(!verdict.kind.is_leak(), "{verdict:#?}");
+    assert_eq!(result.settings.cycle_time_s, Some(5.0));
+    // At ~60 requests/s no cycle reaches 2 500: each ends at its 5 s.
+    assert!(
+        route.cycles.iter().all(|c| c.load.time_bound),
+        "{:#?}",
+        route.cycles
+    );
+    let seq = route.sequential.as_ref().unwrap();
+    if verdict.kind == VerdictKind::NoRetention {
+        assert_eq!(seq.stopped, SequentialStop::Bounded, "{}", seq.reason);
+        assert!(
+            seq.reason.contains("MB/h at this route's"),
+            "{}",
+            seq.reason
+        );
+        assert!(
+            seq.reason.contains("resolution at this pace"),
+            "{}",
+            seq.reason
+        );
+        assert!(verdict.summary.contains("MB/h"), "{}", verdict.summary);
+        // Far fewer requests than the 60 000 budget's 15.7 B needs.
+        assert!(seq.decided_after_requests < 20_000, "{seq:?}");
+    } else {
+        assert_eq!(finished.code, 2, "{}", finished.stderr);
+    }
+}
+
 #[test]
 fn a_cycle_size_keeps_the_fixed_method_and_sequential_flags_need_auto() {
     let port = free_port();

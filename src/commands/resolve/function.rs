@@ -35,6 +35,7 @@ impl FnArgs {
                 per_cycle: self.calls,
                 resolution: self.resolution,
                 max_units: self.max_calls,
+                cycle_time: self.cycle_time,
             },
         )?;
         let evidence = self.output.evidence.clone();
@@ -47,6 +48,7 @@ impl FnArgs {
             calls: schedule.per_cycle,
             sequential: schedule.sequential,
             resolution: schedule.resolution,
+            cycle_time: schedule.cycle_time,
             concurrency: self.concurrency,
             timeout: self.timeout,
             inspector_timeout: self.inspector_timeout,

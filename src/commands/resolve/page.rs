@@ -37,6 +37,7 @@ impl PageArgs {
                 per_cycle: self.iterations,
                 resolution: self.resolution,
                 max_units: self.max_iterations,
+                cycle_time: self.cycle_time,
             },
         )?;
         let evidence = self.output.evidence.clone();
@@ -49,6 +50,7 @@ impl PageArgs {
             iterations: schedule.per_cycle,
             sequential: schedule.sequential,
             resolution: schedule.resolution,
+            cycle_time: schedule.cycle_time,
             timeout: self.timeout,
             inspector_timeout: self.inspector_timeout,
             loop_stats: !self.no_loop_stats,

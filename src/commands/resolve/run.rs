@@ -104,6 +104,7 @@ impl RunArgs {
                 per_cycle: self.requests,
                 resolution: self.resolution,
                 max_units: self.max_requests,
+                cycle_time: self.cycle_time,
             },
         )?;
         if self.connections == 0 {
@@ -135,6 +136,7 @@ impl RunArgs {
                 requests: schedule.per_cycle,
                 sequential: schedule.sequential,
                 resolution: schedule.resolution,
+                cycle_time: schedule.cycle_time,
                 connections: self.connections,
                 request: self.request.into_props()?,
                 soak: None,

@@ -66,6 +66,12 @@ pub(super) fn cycle_plan(
             counters: !props.target.counters.is_empty(),
             peak: props.method.peak,
             memory_limit: props.method.memory_limit,
+            // A soak's intervals are its time; --load-cmd ends its cycles
+            // itself.
+            cycle_time: props
+                .load
+                .cycle_time
+                .filter(|_| props.load.soak.is_none() && props.load.load_cmd.is_none()),
         },
         load: LoadPlan {
             addr: http.addr,
@@ -128,6 +134,7 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
             } else {
                 props.load.requests
             },
+            cycle_time_s: plan.looped.cycle_time.map(|t| t.as_secs_f64()),
             connections: props.load.connections,
             routes: routes.to_vec(),
             method: props.load.request.method.clone(),

@@ -157,6 +157,7 @@ pub async fn follow(
             scale: scale_for(wanted, workload.planned_units()),
             most_units: Some(wanted),
             brake: None,
+            time: Some(crate::diagnosis::route::DIAGNOSIS_CYCLE_TIME),
         };
         let done = workload.drive(spec, &Silent).await?;
         let after = probe.settled_sample().await?;
