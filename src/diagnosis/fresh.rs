@@ -32,6 +32,7 @@ pub async fn diagnose_fresh(
     let mut workload = plan.workload(&into.route, None, inspector.as_ref());
     let warm_up = CycleSpec {
         most_units: Some(WARM_UP_UNITS),
+        time: Some(crate::diagnosis::route::DIAGNOSIS_CYCLE_TIME),
         ..CycleSpec::measured(1)
     };
     workload.drive(warm_up, &Silent).await?;

@@ -10,7 +10,7 @@ use crate::model::{
     CycleResult, Figure, Finding, FindingKind, Metric, MetricFit, Resource, ResourceFamily,
     RetainedPerRequest, RssPart, Sample, Series, Trend, Unit, Verdict, VerdictKind,
 };
-use crate::units::{MB, mb, per_request};
+use crate::units::{MB, human_duration, mb, per_request};
 
 /// A route is judged on these, in this order.
 const MEMORY_SERIES: [Series; 4] = [
@@ -538,11 +538,25 @@ impl Context<'_> {
                 self.unit()
             );
         }
+        let wanted = requests.max(per_cycle as u64 * 2);
+        // In the time the user has: what the suggestion costs at this pace.
+        let (more_time, cycle_time) = match super::pace::units_per_second(self.cycles) {
+            Some(rate) => (
+                format!(
+                    ", about {} more at this pace",
+                    human_duration(3.0 * per_cycle / rate)
+                ),
+                format!(
+                    " (about {} a cycle at this pace)",
+                    human_duration(wanted as f64 / rate)
+                ),
+            ),
+            None => (String::new(), String::new()),
+        };
         format!(
-            "Run 3 more cycles (--cycles {}), or raise --requests to about {} so that one cycle's \
-             growth stands out of the noise.",
+            "Run 3 more cycles (--cycles {}{more_time}), or raise --requests to about \
+             {wanted}{cycle_time} so that one cycle's growth stands out of the noise.",
             self.cycles.len() + 3,
-            requests.max(per_cycle as u64 * 2)
         )
     }
 }

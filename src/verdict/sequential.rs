@@ -35,7 +35,7 @@ use crate::model::{
     CycleResult, IsolateResult, RetainedPerRequest, Sample, SequentialResult, SequentialStop,
     Series, Verdict, VerdictKind,
 };
-use crate::units::per_request;
+use crate::units::{human_duration, per_request};
 
 /// The fixed method's cycle: 20 000 requests (METHOD.md).
 #[cfg(test)]
@@ -173,16 +173,21 @@ pub fn look(
         None => "too few readings to decide".to_string(),
     };
     let summary = format!("not decided after {served} {}s: {why}", options.unit.name());
+    // The rest of the budget, in the time the user has.
+    let left = plan.max_units.saturating_sub(served);
+    let budget_time = super::pace::units_per_second(cycles).map(|rate| left as f64 / rate);
     Some(undecided(
         raw,
         state(SequentialStop::Undecided, 1, why),
         summary,
         plan.max_flag,
+        budget_time,
     ))
 }
 
-/// The plan as it holds for these cycles: without `--resolution`, the
-/// resolution at the route's own pace (`pace.rs`); and cycles that ended
+/// The plan as it holds for these cycles: without `--resolution`, a
+/// server's or a function's resolution at its own pace (`pace.rs`); and
+/// cycles that ended
 /// at their time target count their first two as the warm-up when that
 /// is less work than `warm_up_units` (a slow route would otherwise spend
 /// minutes warming up: 5 000 requests at 40 a second). A shorter warm-up
@@ -204,7 +209,10 @@ fn at_pace(
         }
         false => plan.warm_up_units,
     };
-    let resolution = match plan.resolution_asked {
+    // A page's pace is its clicks', not its users': its budget (600
+    // iterations) is already sized for time, and its resolution stays.
+    let server_like = options.noise == Noise::Process;
+    let resolution = match plan.resolution_asked || !server_like {
         true => plan.resolution,
         false => super::pace::headroom(baseline, &options.limits)
             .zip(super::pace::units_per_second(cycles))
@@ -407,14 +415,24 @@ pub(super) fn judged(
 
 /// Not decided yet: `inconclusive`, with what would decide it. The
 /// small cycles' fits and slopes stay for the reports.
-fn undecided(raw: Judged, state: SequentialResult, summary: String, max_flag: &str) -> Look {
+/// `budget_time`: seconds the rest of the budget takes at the route's pace.
+fn undecided(
+    raw: Judged,
+    state: SequentialResult,
+    summary: String,
+    max_flag: &str,
+    budget_time: Option<f64>,
+) -> Look {
     let mut verdict = raw.verdict;
     verdict.kind = VerdictKind::Inconclusive;
     verdict.fails_gate = false;
     verdict.summary = summary;
+    let within = budget_time.map_or(String::new(), |seconds| {
+        format!(" (about {} more at this pace)", human_duration(seconds))
+    });
     verdict.action = format!(
-        "Let the run reach a decision or its budget ({max_flag}), or raise {max_flag}; a few \
-         small cycles cannot yet tell a small leak from none."
+        "Let the run reach a decision or its budget ({max_flag}{within}), or raise {max_flag}; \
+         a few small cycles cannot yet tell a small leak from none."
     );
     Look {
         verdict,

@@ -85,9 +85,11 @@ pub async fn check_collections(
     let (counts, _) =
         snapshot_into(&inspector, None, |g: HeapGraph| CollectionCounts::of(&g)).await?;
     say("collection check: one more cycle, then snapshot 2");
-    let done = workload
-        .drive(CycleSpec::measured(first_cycle), &Silent)
-        .await?;
+    let cycle = CycleSpec {
+        time: Some(crate::diagnosis::route::DIAGNOSIS_CYCLE_TIME),
+        ..CycleSpec::measured(first_cycle)
+    };
+    let done = workload.drive(cycle, &Silent).await?;
     let settled = probe.settled_sample().await?;
     let (units, _) = done.units.resolve(served_between(Some(&before), &settled));
     let compare = move |graph: HeapGraph| {
