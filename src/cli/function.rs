@@ -39,8 +39,8 @@ pub struct FnArgs {
     pub resolution: Option<f64>,
     /// Each cycle ends at its calls or after this long, whichever comes
     /// first, and the fit divides by the calls completed: slow work still
-    /// gives a reading every few seconds [default: 5s; none when --calls is
-    /// given, which sends that count whole].
+    /// gives a reading every few seconds [default: 5s with --cycles auto; none with
+    /// --calls or a fixed --cycles N, which send their count whole].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub cycle_time: Option<Duration>,
     /// Calls in flight at once (for code that leaks only under overlap).

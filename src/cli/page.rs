@@ -57,8 +57,8 @@ pub struct PageArgs {
     pub resolution: Option<f64>,
     /// Each cycle ends at its iterations or after this long, whichever comes
     /// first, and the fit divides by the iterations completed: slow work still
-    /// gives a reading every few seconds [default: 5s; none when -n is
-    /// given, which sends that count whole].
+    /// gives a reading every few seconds [default: 5s with --cycles auto; none with
+    /// -n or a fixed --cycles N, which send their count whole].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub cycle_time: Option<Duration>,
     /// With --cycles auto: the most iterations; when they run out, the

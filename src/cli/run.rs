@@ -66,8 +66,8 @@ pub struct RunArgs {
     pub requests: Option<u64>,
     /// Each cycle ends at its requests or after this long, whichever comes
     /// first, and the fit divides by the requests completed: slow work still
-    /// gives a reading every few seconds [default: 5s; none when -a is
-    /// given, which sends that count whole].
+    /// gives a reading every few seconds [default: 5s with --cycles auto; none with
+    /// -a or a fixed --cycles N, which send their count whole].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub cycle_time: Option<Duration>,
     /// The smallest leak per request that must not pass as clean: with

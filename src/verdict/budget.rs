@@ -144,8 +144,8 @@ pub struct Schedule {
     /// fixed run whose cycles cannot see it is `inconclusive`.
     pub resolution: f64,
     /// Each cycle ends at its units or at this time, whichever comes
-    /// first: `--cycle-time`, else `CYCLE_TIME` unless a cycle size was
-    /// given (an exact count asked for is sent whole).
+    /// first: `--cycle-time`, else `CYCLE_TIME` for `--cycles auto`
+    /// without a cycle size (a count asked for is sent whole).
     pub cycle_time: Option<Duration>,
 }
 
@@ -185,9 +185,12 @@ pub fn schedule(defaults: &Defaults, asked: Asked) -> Result<Schedule, BudgetErr
     if asked.cycle_time.is_some_and(|t| t.is_zero()) {
         return Err(BudgetError::Zero("--cycle-time"));
     }
-    let cycle_time = asked.cycle_time.or(match asked.per_cycle {
-        Some(_) => None,
-        None => Some(CYCLE_TIME),
+    // The defaults' cycles end in time; a count asked for (a cycle size,
+    // or the fixed method's --cycles N of 20 000) is sent whole unless
+    // --cycle-time asks too.
+    let cycle_time = asked.cycle_time.or(match (asked.per_cycle, asked.cycles) {
+        (None, None | Some(Cycles::Auto)) => Some(CYCLE_TIME),
+        _ => None,
     });
     let cycles = asked.cycles.unwrap_or(match asked.per_cycle {
         Some(_) => Cycles::Fixed(3),
@@ -274,6 +277,41 @@ mod tests {
         assert_eq!((auto.cycles, auto.per_cycle), (24, 2_500));
         let plan = auto.sequential.unwrap();
         assert!((plan.resolution - super::super::sequential::method_resolution()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_defaults_cycles_end_in_time_and_a_count_asked_for_is_sent_whole() {
+        let time = |asked: Asked| schedule(&SERVER, asked).unwrap().cycle_time;
+        assert_eq!(time(Asked::default()), Some(CYCLE_TIME));
+        let auto = Asked {
+            cycles: Some(Cycles::Auto),
+            ..Asked::default()
+        };
+        assert_eq!(time(auto), Some(CYCLE_TIME));
+        let sized = Asked {
+            per_cycle: Some(800),
+            ..Asked::default()
+        };
+        assert_eq!(time(sized), None);
+        let fixed = Asked {
+            cycles: Some(Cycles::Fixed(3)),
+            ..Asked::default()
+        };
+        assert_eq!(time(fixed), None);
+        let asked = Asked {
+            per_cycle: Some(800),
+            cycle_time: Some(Duration::from_secs(2)),
+            ..Asked::default()
+        };
+        assert_eq!(time(asked), Some(Duration::from_secs(2)));
+        let zero = Asked {
+            cycle_time: Some(Duration::ZERO),
+            ..Asked::default()
+        };
+        assert_eq!(
+            schedule(&SERVER, zero),
+            Err(BudgetError::Zero("--cycle-time"))
+        );
     }
 
     #[test]
