@@ -11,12 +11,11 @@ use crate::util::*;
 /// Every case ends well within this (its limits add up to under 15 s).
 const BOUNDED: Duration = Duration::from_secs(60);
 
-#[test]
-fn a_target_whose_event_loop_blocks_ends_the_run_with_the_readings_so_far() {
-    let port = free_port();
-    let started = Instant::now();
-    let finished = RunArgs::new(port)
-        .routes(&["/block-after?n=400"])
+/// Three cycles of 300 requests to a target that blocks its event loop
+/// for good on request `n`, with short limits.
+fn blocking_run(port: u16, n: u32) -> Finished {
+    RunArgs::new(port)
+        .routes(&[&format!("/block-after?n={n}")])
         .requests("300")
         .cycles(3)
         .args(&[
@@ -26,7 +25,14 @@ fn a_target_whose_event_loop_blocks_ends_the_run_with_the_readings_so_far() {
             "3s",
             "--no-diagnose",
         ])
-        .run(&target_command("fault-server.mjs", port));
+        .run(&target_command("fault-server.mjs", port))
+}
+
+#[test]
+fn a_target_whose_event_loop_blocks_ends_the_run_with_the_readings_so_far() {
+    let port = free_port();
+    let started = Instant::now();
+    let finished = blocking_run(port, 400);
     assert!(started.elapsed() < BOUNDED, "{:?}", started.elapsed());
     assert_eq!(finished.code, 2, "{}", finished.stderr);
     let result = finished.result();
@@ -76,18 +82,7 @@ fn a_route_ended_before_its_first_cycle_is_inconclusive_with_the_reason() {
     // The target blocks on the 50th request of 300: the first cycle's
     // reading never comes, so the route has a baseline and no cycle.
     let port = free_port();
-    let finished = RunArgs::new(port)
-        .routes(&["/block-after?n=50"])
-        .requests("300")
-        .cycles(3)
-        .args(&[
-            "--timeout",
-            "1s",
-            "--inspector-timeout",
-            "3s",
-            "--no-diagnose",
-        ])
-        .run(&target_command("fault-server.mjs", port));
+    let finished = blocking_run(port, 50);
     assert_eq!(finished.code, 2, "{}", finished.stderr);
     let result = finished.result();
     let route = &result.routes[0];
