@@ -160,8 +160,14 @@ impl SoakInterval {
     }
 }
 
-async fn extra(load: LoadPlan, observer: &dyn CycleObserver) -> Result<Work, WorkError> {
-    let report = super::generator::send(load, observer, None, None).await?;
+/// The soak's extra cycle (the diagnosis'): as many requests as its
+/// busiest interval, as fast as they go, within the cycle's time target.
+async fn extra(
+    load: LoadPlan,
+    time: Option<std::time::Duration>,
+    observer: &dyn CycleObserver,
+) -> Result<Work, WorkError> {
+    let report = super::generator::send(load, observer, None, time).await?;
     Ok(Work {
         units: Units::Counted(report.responses),
         report,
@@ -181,7 +187,7 @@ impl Workload for SoakInterval {
         observer: &dyn CycleObserver,
     ) -> Result<Work, WorkError> {
         if self.ended.is_some() {
-            return extra(self.extra_load(&cycle), observer).await;
+            return extra(self.extra_load(&cycle), cycle.time, observer).await;
         }
         if self.running.is_none() {
             self.start();
