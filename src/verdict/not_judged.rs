@@ -12,6 +12,8 @@ use crate::model::{Finding, FindingKind, RouteResult, Verdict, VerdictKind};
 pub fn not_judged(route: &RouteResult, reason: &str, unit: &str) -> Verdict {
     let cycles = route.cycles.len();
     let reached = match (&route.baseline, cycles) {
+        // A watch has readings, no baseline of its own.
+        (None, 0) if route.watch.is_some() => "before its first reading".to_string(),
         (None, _) => "before its baseline reading".to_string(),
         (Some(_), 0) => "after its baseline, before its first cycle completed".to_string(),
         (Some(_), 1) => "after one cycle, too few readings to fit".to_string(),
