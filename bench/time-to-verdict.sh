@@ -6,20 +6,22 @@
 #          (tests/targets/memory-server.mjs /slow), `run` with its defaults
 #          and --no-diagnose;
 #   fn     a function that registers a plugin on every call and runs them
-#          all (tests/targets/functions/plugins.mjs#register): it keeps
-#          memory and slows as it goes; `fn` with its defaults (diagnosis
-#          included: the holder is part of the answer);
+#          all (bench/slowing-plugins.mjs#register, each hook a thousand
+#          steps): it keeps memory and slows as it goes; `fn` with its
+#          defaults (diagnosis included: the holder is part of the answer);
 #   dom    a clean route rendering a server-side DOM with jsdom and
 #          closing it (bench/dom-closed.cjs; jsdom from the known-leak
 #          tests' install, target/tmp/known: skipped without it), `run`
 #          with its defaults and --no-diagnose;
-#   watch  a live server keeping ~6 KB a request at 400 requests/s against
-#          a 1 GB heap (watch-server.mjs at scale 40, driven by
-#          `leakcheck load`, a separate process), `watch --pid -d 180s
-#          --until-decided`.
+#   watch  a live server keeping ~6 KB a request at 1 500 requests/s
+#          (about 30 GB/h) against its default heap limit (~4 GB here):
+#          watch-server.mjs at scale 40, driven by `leakcheck load`, a
+#          separate process; `watch --pid -d 180s --until-decided`. Its own
+#          major collections come further apart as the heap grows.
 # Each line: case, build, wall seconds, verdict, and for `watch` the
 # seconds the watch itself took and its readings. A run is cut at LIMIT
 # seconds (the verdict then reads `cut`).
+# CASES="heavy dom fn watch" (the default) chooses which run.
 # usage: bench/time-to-verdict.sh BEFORE [RUNS] [LIMIT]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,22 +58,22 @@ dom() { # BINARY LABEL
   rm -f "$work/dom.json"
 }
 
-slowing_fn() { # BINARY LABEL
+fn() { # BINARY LABEL
   local start
   start=$EPOCHREALTIME
-  timeout "$limit" "$1" fn -q "$repo/tests/targets/functions/plugins.mjs#register" --json "$work/fn.json" \
+  timeout "$limit" "$1" fn -q "$here/slowing-plugins.mjs#register" --json "$work/fn.json" \
     >/dev/null 2>&1 || true
   echo "fn $2 $(seconds_since "$start") $(verdict_of "$work/fn.json")"
   rm -f "$work/fn.json"
 }
 
-watch_fast() { # BINARY LABEL
+watch() { # BINARY LABEL
   local port server load start
   port=$(free_port)
-  node --inspect-port=0 --max-old-space-size=1024 "$repo/tests/targets/watch-server.mjs" "$port" leak 40 \
+  node --inspect-port=0 "$repo/tests/targets/watch-server.mjs" "$port" leak 40 \
     >/dev/null 2>&1 & server=$!
   wait_port "$port"
-  "$leakcheck" load "http://127.0.0.1:$port/" -q -c 10 -R 400 -d 200s >/dev/null 2>&1 & load=$!
+  "$leakcheck" load "http://127.0.0.1:$port/" -q -c 10 -R 1500 -d 200s >/dev/null 2>&1 & load=$!
   start=$EPOCHREALTIME
   timeout "$limit" "$1" watch --pid "$server" -d 180s --until-decided --json "$work/watch.json" \
     --checkpoint "$work/watch.ndjson" >/dev/null 2>&1 || true
@@ -87,7 +89,7 @@ watch_fast() { # BINARY LABEL
 
 for i in $(seq "$runs"); do
   echo "run $i/$runs" >&2
-  for case in heavy dom slowing_fn watch_fast; do
+  for case in ${CASES:-heavy dom fn watch}; do
     "$case" "$before" before
     "$case" "$leakcheck" after
   done
