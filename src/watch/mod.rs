@@ -87,6 +87,8 @@ pub struct Watch {
     urgent: Option<f64>,
     /// When a collection was last forced over `--max-pause`.
     last_over_pause: Option<Instant>,
+    /// `--until-decided` stopped on a decision: it is not judged again.
+    decided: bool,
     tally: Tally,
 }
 
@@ -208,6 +210,7 @@ impl Watch {
                 return Ok(());
             }
             if props.until_decided && decided(route, started.elapsed()) {
+                self.decided = true;
                 progress.say(&format!(
                     "decided after {}: {}",
                     crate::units::human_duration(started.elapsed().as_secs_f64()),
@@ -259,7 +262,14 @@ impl Watch {
         let elapsed_s = started.elapsed().as_secs_f64();
         // The fits are pairwise (quadratic in the readings): judged again
         // only when a reading came, the counts kept current every drain.
-        match drained.readings.is_empty() && route.verdict.is_some() {
+        // Once `--until-decided` has stopped on a decision, the decision
+        // stands: the readings after it (the last drain, the final
+        // profile's forced collection, lower than the natural ones by
+        // their floating garbage) are kept and shown but not judged, as a
+        // sequential test's stop is not undone by the data that overran
+        // it (a steep leak decided at 12 s read `inconclusive` once its
+        // last forced reading widened the spread).
+        match (drained.readings.is_empty() || self.decided) && route.verdict.is_some() {
             true => record::count(route, &self.tally, elapsed_s),
             false => record::judge_route(
                 route,
