@@ -189,11 +189,13 @@ const DIAGNOSIS_GROWTH: f64 = 10.0 * 1024.0 * 1024.0;
 const MIN_DIAGNOSIS_UNITS: u64 = 8;
 
 /// The longest the diagnosis' extra cycle (and each of the collection
-/// check's) may run: a slow route or a function that slows as it leaks
-/// would otherwise take its planned units' worth of minutes. Three of the
-/// loop's default cycles, enough for the leak to grow past the
-/// snapshots' noise at any pace the loop could measure it.
-pub const DIAGNOSIS_CYCLE_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+/// check's, the native recorder's) may run: a slow route or a function
+/// that slows as it leaks would otherwise take its planned units' worth
+/// of minutes. Four of the loop's default cycles: the snapshots name a
+/// holder by the objects a cycle added, and a function slowed to 20
+/// calls a second still adds hundreds of them (its 30 s cycle added
+/// 944 closures where the holder needs a few).
+pub const DIAGNOSIS_CYCLE_TIME: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The most units the diagnosis' cycle needs, from the bytes per unit the
 /// verdict measured: `None` (the planned cycle) for a counted figure or
