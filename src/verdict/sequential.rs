@@ -187,11 +187,10 @@ pub fn look(
 
 /// The plan as it holds for these cycles: without `--resolution`, a
 /// server's or a function's resolution at its own pace (`pace.rs`); and
-/// cycles that ended
-/// at their time target count their first two as the warm-up when that
-/// is less work than `warm_up_units` (a slow route would otherwise spend
-/// minutes warming up: 5 000 requests at 40 a second). A shorter warm-up
-/// only leaves more growth in the bound, never less.
+/// cycles that ended at their time target count their first two as the
+/// warm-up when that is less work than `warm_up_units` (a slow route
+/// would otherwise spend minutes warming up: 5 000 requests at 40 a
+/// second). A shorter warm-up only leaves more growth in the bound.
 fn at_pace(
     plan: SequentialPlan,
     baseline: &Sample,
@@ -281,7 +280,8 @@ fn bounded(
         None => format!("at most {} per {unit}", per_request(highest.upper.max(0.0))),
     };
     Some(format!(
-        "{ruled_out} (fit plus {BOUND_SIGMAS} standard errors), below the {} resolution{}",
+        "{ruled_out}; below the {} resolution{} (the bound: the fit plus {BOUND_SIGMAS} \
+         standard errors)",
         per_request(plan.resolution),
         match at_pace {
             true => " at this pace (a leak that fills the headroom left within a week)",
