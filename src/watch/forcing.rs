@@ -20,6 +20,7 @@ pub(super) const URGENT_HOURS: f64 = 1.0;
 /// needs (`verdict::watch::early_margin`) even when the process's own
 /// major collections have become rare, as they do in a heap that grows.
 const URGENT_FORCE_EVERY: Duration = Duration::from_secs(10);
+
 impl Watch {
     /// One forced collection (`--force-gc-every`), unless the last full
     /// collection paused the target longer than `--max-pause`.
