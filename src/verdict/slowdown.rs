@@ -6,15 +6,17 @@
 //! is the leak's strongest evidence.
 //!
 //! Method: the time per unit of each cycle (its load's wall time over the
-//! units it completed). A slowdown needs every pairwise comparison of the
-//! cycles to rise, the Theil–Sen slope's sign test at its strictest
-//! (Kendall's τ = 1: with three cycles a 1-in-6 chance for times in random
-//! order, one in 24 with four, 1 in 120 with five), *and* the last cycle's
-//! time per unit at least `SLOWDOWN_RATIO` times the first's: a busy
-//! machine's jitter moves a cycle's pace by tens of per cent, not by half
-//! again in every step. Three cycles suffice, as a leak's retention is
-//! decided on three: JIT warm-up makes the first cycle the slowest of a
-//! healthy route, the opposite direction, so it never reads as one.
+//! units it completed). A slowdown needs every cycle after the first to
+//! take at least `RISE_RATIO` times the first's time per unit, and the
+//! last at least `SLOWDOWN_RATIO` times: a busy machine's jitter moves a
+//! cycle's pace by tens of per cent, not every later cycle by half again
+//! and the last by double. Later cycles are not compared with each other:
+//! time-bound cycles of a slowing function complete fewer units each, so
+//! its pace rises by only a third from one late cycle to the next, within
+//! the jitter (a strict rise in every pair failed a try of the fixed test under the
+//! whole suite, Node 22). Three cycles suffice, as a leak's retention is decided on
+//! three: JIT warm-up makes the first cycle the slowest of a healthy
+//! route, the opposite direction, so it never reads as one.
 
 use crate::model::{CycleResult, Finding, FindingKind, VerdictKind};
 
@@ -23,6 +25,8 @@ use crate::model::{CycleResult, Finding, FindingKind, VerdictKind};
 ///,
 /// work that grows per unit doubles it within a few cycles.
 pub const SLOWDOWN_RATIO: f64 = 2.0;
+/// Every cycle after the first at least this many times the first's.
+pub const RISE_RATIO: f64 = 1.5;
 /// The fewest cycles a slowdown is judged on.
 const MIN_CYCLES: usize = 3;
 
@@ -35,18 +39,15 @@ fn paces(cycles: &[CycleResult]) -> Vec<Option<f64>> {
         .collect()
 }
 
-/// The `slowdown` finding, when every cycle took longer per unit than the
-/// one before it and the last at least twice the first.
+/// The `slowdown` finding, when every cycle after the first took at least
+/// half again the first's time per unit and the last at least twice.
 pub fn finding(cycles: &[CycleResult], unit: &str, kind: VerdictKind) -> Option<Finding> {
     let paces: Vec<f64> = paces(cycles).into_iter().collect::<Option<_>>()?;
     if paces.len() < MIN_CYCLES {
         return None;
     }
-    let rises = paces
-        .iter()
-        .enumerate()
-        .all(|(i, a)| paces[i + 1..].iter().all(|b| b > a));
     let (first, last) = (paces[0], *paces.last()?);
+    let rises = paces[1..].iter().all(|pace| *pace >= RISE_RATIO * first);
     if !rises || last < SLOWDOWN_RATIO * first {
         return None;
     }
@@ -119,9 +120,24 @@ mod tests {
     }
 
     #[test]
+    fn a_late_cycle_a_little_faster_than_the_one_before_still_reads_as_slowing() {
+        // Time-bound cycles of a slowing function, the last held up less
+        // than the one before it by the machine.
+        let found = finding(
+            &cycles(&[0.0014, 0.0034, 0.0045, 0.0042]),
+            "call",
+            VerdictKind::Retention,
+        );
+        assert!(found.is_some());
+    }
+
+    #[test]
     fn jitter_and_a_slow_first_cycle_are_not_a_slowdown() {
         // Up and down by a third: a busy machine.
         let busy = cycles(&[0.001, 0.001, 0.0013, 0.0011, 0.0014]);
+        assert!(finding(&busy, "request", VerdictKind::NoRetention).is_none());
+        // One late cycle held up twice as long: not every later one.
+        let busy = cycles(&[0.001, 0.0012, 0.0021, 0.0011]);
         assert!(finding(&busy, "request", VerdictKind::NoRetention).is_none());
         // Rising every step, but by 40 % in all: not twice.
         let creeping = cycles(&[0.001, 0.001, 0.0011, 0.0012, 0.0014]);

@@ -197,9 +197,13 @@ impl Watch {
                     next_force = Some(soonest);
                 }
             }
-            if Instant::now() >= next_profile {
+            // A process that just turned urgent may be decided within
+            // seconds, before the first profile is due: one read now is
+            // the early third the sites that grew are named against.
+            let newly_urgent = self.urgent.is_some() && !was_urgent;
+            if Instant::now() >= next_profile || (newly_urgent && self.tally.profiles == 0) {
                 self.profile(props, progress).await;
-                next_profile += every_profile;
+                next_profile = Instant::now() + every_profile;
             }
             let route = route_of(result);
             if route.cycles.len() != shown || progress.is_interactive() {
