@@ -2,7 +2,7 @@
 //! templated, some aborted) or a scenario's iterations, an exact count per
 //! cycle over keep-alive connections.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
@@ -95,7 +95,7 @@ pub async fn send(
     brake: Option<&Brake>,
     time: Option<Duration>,
 ) -> Result<crate::model::LoadReport, crate::load::LoadError> {
-    let deadline = time.map(|t| std::time::Instant::now() + t);
+    let deadline = time.map(|t| Instant::now() + t);
     let run = LoadRun::start(load);
     let progress = run.progress.clone();
     let mut finished = std::pin::pin!(run.finish());
@@ -118,7 +118,7 @@ pub async fn send(
                 if brake.is_some_and(Brake::pulled) {
                     progress.stop();
                 }
-                if !out_of_time && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                if !out_of_time && deadline.is_some_and(|d| Instant::now() >= d) {
                     out_of_time = true;
                     progress.stop();
                 }
