@@ -144,6 +144,8 @@ async fn measure(
             snapshots_dir: props.snapshots.as_deref(),
             owns_target: true,
             unit: Unit::Call,
+            noise: crate::verdict::Noise::Process,
+            resolution: None,
             progress,
         };
         diagnose_route(&mut probe, &mut calls, into, diagnosis).await;

@@ -223,6 +223,8 @@ async fn measure_route(
             snapshots_dir: props.snapshots.as_deref(),
             owns_target: false,
             unit: Unit::Iteration,
+            noise: crate::verdict::Noise::Page,
+            resolution: None,
             progress,
         };
         diagnose_route(probe, &mut workload, into, diagnosis).await;
@@ -294,6 +296,23 @@ async fn check_collections(
                 );
             }
             into.collections = check.collections;
+            // A page whose only growth filled a capped history: the heap
+            // after the cap decides, not the budget's undecided readings.
+            let capped = into.collections.clone();
+            if crate::diagnosis::after_cap::wants_after_cap(into, &capped) {
+                say("every grown collection stopped at a cap: reading the heap after it");
+                let noise = crate::verdict::Noise::Page;
+                let judged = (
+                    noise,
+                    crate::diagnosis::after_cap::default_resolution(noise),
+                    Unit::Iteration,
+                );
+                let next = first + check.intervals + 1;
+                crate::diagnosis::after_cap::judge_after_cap(
+                    probe, workload, into, &capped, next, judged,
+                )
+                .await;
+            }
         }
         Err(error) => {
             if let Some(verdict) = into.verdict.as_mut() {

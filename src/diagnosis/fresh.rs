@@ -40,6 +40,8 @@ pub async fn diagnose_fresh(
         snapshots_dir: session.settings.method.snapshots.as_deref(),
         owns_target: true,
         unit: plan.looped.verdict.unit,
+        noise: plan.looped.verdict.noise,
+        resolution: plan.looped.verdict.resolution,
         progress: session.progress,
     };
     diagnose_route(&mut probe, workload.as_mut(), into, props).await;

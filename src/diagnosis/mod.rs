@@ -13,6 +13,7 @@
 //!   in a fresh process of the target (`native/recorded.rs`);
 //! - `allocator.rs`: the allocator A/B that tells fragmentation from a leak.
 
+pub mod after_cap;
 pub mod allocator;
 pub mod attribute;
 mod fresh;

@@ -21,6 +21,10 @@ pub struct DiagnosisProps<'a> {
     /// leakcheck started the target and will stop it.
     pub owns_target: bool,
     pub unit: Unit,
+    /// How repeatable the route's readings are, and the resolution it is
+    /// judged at (`None`: the defaults'): for the readings after a cap.
+    pub noise: crate::verdict::Noise,
+    pub resolution: Option<f64>,
     pub progress: &'a Progress,
 }
 
@@ -94,7 +98,24 @@ pub async fn diagnose_route(
                         .push(Finding::new(FindingKind::DiagnosisFailed, missing.clone()));
                 }
             }
+            let capped = diagnosis.collections.clone();
             into.diagnosis = Some(diagnosis);
+            if super::after_cap::wants_after_cap(into, &capped) {
+                say("every grown collection stopped at a cap: reading the heap after it");
+                let resolution = props
+                    .resolution
+                    .unwrap_or_else(|| super::after_cap::default_resolution(props.noise));
+                let judged = (props.noise, resolution, props.unit);
+                super::after_cap::judge_after_cap(
+                    probe,
+                    workload,
+                    into,
+                    &capped,
+                    next_cycle + AFTER_FOLLOW_UP,
+                    judged,
+                )
+                .await;
+            }
         }
         Err(error) => {
             if let Some(verdict) = into.verdict.as_mut() {
@@ -195,6 +216,10 @@ const MIN_DIAGNOSIS_UNITS: u64 = 8;
 /// holder by the objects a cycle added, and a function slowed to 20
 /// calls a second still adds hundreds of them (its 30 s cycle added
 /// 944 closures where the holder needs a few).
+/// Cycle numbers the collection follow-up may use after the diagnosis'
+/// cycle; the readings after a cap are numbered past them.
+const AFTER_FOLLOW_UP: u32 = 100;
+
 pub const DIAGNOSIS_CYCLE_TIME: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The most units the diagnosis' cycle needs, from the bytes per unit the

@@ -8,6 +8,7 @@
 //! retainer path, class names, and storing frames. `recognise.rs` holds
 //! the rule; this file the entries and their format.
 
+pub mod frameworks;
 mod recognise;
 
 pub use recognise::recognise_all;

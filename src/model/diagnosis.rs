@@ -269,6 +269,19 @@ pub enum HolderKind {
     EventListenerList,
     #[serde(rename = "timer list")]
     TimerList,
+    /// A framework's list of middleware that every request walks
+    /// (Express's `app._router.stack`, Koa's `app.middleware`).
+    #[serde(rename = "middleware stack")]
+    MiddlewareStack,
+    /// A framework's table of routes, namespaces or modules.
+    #[serde(rename = "route table")]
+    RouteTable,
+    /// A framework's list of hooks, interceptors, pipes or guards.
+    #[serde(rename = "hook list")]
+    HookList,
+    /// The subscribers of an observable (an RxJS Subject's `observers`).
+    #[serde(rename = "subscription list")]
+    SubscriptionList,
     #[serde(rename = "internal")]
     #[default]
     Internal,
@@ -283,6 +296,10 @@ impl HolderKind {
             HolderKind::MapSetEntries => "Map/Set entries",
             HolderKind::EventListenerList => "event listener list",
             HolderKind::TimerList => "timer list",
+            HolderKind::MiddlewareStack => "middleware stack",
+            HolderKind::RouteTable => "route table",
+            HolderKind::HookList => "hook list",
+            HolderKind::SubscriptionList => "subscription list",
             HolderKind::Internal => "internal",
         }
     }
@@ -338,6 +355,10 @@ pub struct Holder {
     /// Whose code declares the holder (from its script).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<Owner>,
+    /// Where the holder is a framework's object, what it is to that
+    /// framework's users; `name` is then written as they write it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<FrameworkHolder>,
     /// Root first.
     pub path: Vec<PathStep>,
     /// The path on one line, DevTools style.
@@ -350,6 +371,33 @@ pub struct Holder {
     /// The new subtrees it holds (one per dialog kept).
     #[serde(default, skip_serializing_if = "super::is_zero")]
     pub roots: u64,
+}
+
+impl Holder {
+    /// What the holder is, in the words its users know: the framework's
+    /// (`Express's middleware stack`) where one recognised it, else its
+    /// kind (`Map/Set entries`).
+    pub fn kind_words(&self) -> &str {
+        self.framework
+            .as_ref()
+            .map_or(self.kind.name(), |f| f.what.as_str())
+    }
+}
+
+/// A holder recognised inside a framework (`frameworks/*.yaml`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrameworkHolder {
+    /// `Express`, `Koa`, `socket.io`.
+    pub framework: String,
+    /// In the framework's words: `Express's middleware stack`.
+    pub what: String,
+    /// The engine's name of the path the framework name replaced:
+    /// `<symbol owner_symbol>._events.request._router.stack`.
+    pub path_name: String,
+    /// The fix that applies to this holder, with `{unit}` for the unit of
+    /// work; none when the holder's kind says it (a decorator's Map).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<String>,
 }
 
 /// A collection whose entry count grew with the work

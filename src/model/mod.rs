@@ -25,8 +25,9 @@ mod watch;
 use serde::{Deserialize, Serialize};
 
 pub use diagnosis::{
-    AllocationSite, ClassDiff, Collection, CollectionState, Diagnosis, ElementGrowth, Holder,
-    HolderKind, ListenerGrowth, Owner, PathStep, SourceLocation, is_engine_class,
+    AllocationSite, ClassDiff, Collection, CollectionState, Diagnosis, ElementGrowth,
+    FrameworkHolder, Holder, HolderKind, ListenerGrowth, Owner, PathStep, SourceLocation,
+    is_engine_class,
 };
 pub use isolate::{IsolateKind, IsolateResult, IsolateSample};
 pub use known::KnownLeak;

@@ -3,7 +3,7 @@
 //! format (terminal, HTML, Markdown) renders this view in its own markup,
 //! so the three never disagree on what is listed.
 
-use crate::model::{AllocationSite, CollectionState, Diagnosis, Holder, HolderKind, Owner};
+use crate::model::{AllocationSite, CollectionState, Diagnosis, Holder, Owner};
 use crate::units::{MB, kb};
 
 /// Holders shown: one variable often holds several grown classes, and
@@ -20,7 +20,8 @@ pub const INLINING_CAVEAT: &str =
 pub struct HolderLine<'a> {
     /// The variable or property: `keptRequests`, `globalThis.cache`.
     pub name: &'a str,
-    pub kind: HolderKind,
+    /// What it is: `Express's middleware stack`, `Map/Set entries`.
+    pub kind: &'a str,
     /// The script that declares a module or closure variable: its
     /// original source first when a source map names it.
     pub script: Option<String>,
@@ -80,7 +81,7 @@ impl<'a> DiagnosisView<'a> {
                 let first = group[0];
                 HolderLine {
                     name: &first.name,
-                    kind: first.kind,
+                    kind: first.kind_words(),
                     script: script_of(first),
                     owner: owner_phrase(first, &d.allocation_sites),
                     new_objects: new_objects(&group),

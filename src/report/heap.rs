@@ -87,7 +87,7 @@ pub fn diff_text(r: &DiffReport) -> String {
             out,
             "\nheld by {} ({}): {} new {} objects, {} new, {} retained by the {} @{}",
             h.name,
-            h.kind,
+            h.kind_words(),
             h.objects,
             h.class,
             mb(h.new_bytes as f64),

@@ -267,7 +267,7 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis) {
             out,
             "<li><code>{}</code> — {}{}{}: {}; {} KB new, {} KB retained by the {}<br><small><code>{}</code></small></li>",
             esc(h.name),
-            esc(h.kind.name()),
+            esc(h.kind),
             h.script
                 .as_deref()
                 .map_or(String::new(), |s| format!(" in <code>{}</code>", esc(s))),

@@ -14,6 +14,7 @@ mod classes;
 mod collections;
 mod diff;
 mod dominators;
+mod framework_names;
 mod graph;
 mod growth;
 mod holder;

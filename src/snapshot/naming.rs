@@ -76,7 +76,7 @@ pub(super) fn describe(
             node_id: graph.id(s.to),
         })
         .collect();
-    let (name, kind) = variable(b, &steps, node, slot.is_some());
+    let (mut name, mut kind, named_from) = variable(b, &steps, node, slot.is_some());
     let mut text = String::from("(root)");
     for step in &path {
         let edge = match step.edge_type.as_str() {
@@ -96,6 +96,18 @@ pub(super) fn describe(
     // Through a replaced slot, the object that keeps the leak is the
     // slot's current value, not the scope or object that has the slot.
     let kept = slot.map_or(node, |e| graph.edge_to(e));
+    let framework = super::framework_names::recognise(b, &steps, named_from, kept, &name);
+    let mut script = script;
+    if let Some(named) = &framework {
+        name.clone_from(&named.name);
+        // A framework's holder is named by what it is (`app.middleware`),
+        // not by the variable the engine reached it through, whose script
+        // (koa-compose's) would say where to look in the wrong place.
+        if let Some(framework_kind) = named.kind {
+            kind = framework_kind;
+            script = None;
+        }
+    }
     Holder {
         class: class.to_string(),
         name,
@@ -109,18 +121,20 @@ pub(super) fn describe(
         retained_bytes: b.dominators.retained(kept),
         path,
         path_text: text,
+        framework: framework.map(|named| named.framework),
         ..Holder::default()
     }
 }
 
 /// Reads the path from its end: the names after the last variable (context
-/// edge) or global object, joined as code would write them.
+/// edge) or global object, joined as code would write them; with the kind
+/// of holder its structure makes it, and the step the name starts at.
 fn variable(
     b: &Analysis,
     steps: &[Step],
     holder: NodeId,
     through_slot: bool,
-) -> (String, HolderKind) {
+) -> (String, HolderKind, usize) {
     let graph = &b.graph;
     let mut parts: Vec<String> = Vec::new();
     let mut kind: Option<HolderKind> = None;
@@ -186,15 +200,9 @@ fn variable(
     };
     let holder_class = class_key(graph, holder);
     let named = &steps[naming_from..];
-    let kind = if named
-        .iter()
-        .any(|s| graph.edge_name_str(s.edge) == Some("_events"))
-    {
+    let kind = if is_listener_list(b, named) {
         HolderKind::EventListenerList
-    } else if named
-        .iter()
-        .any(|s| matches!(graph.name(s.to), "Timeout" | "TimersList"))
-    {
+    } else if is_timer_list(b, named, &holder_class) {
         HolderKind::TimerList
     } else if matches!(holder_class.as_str(), "Map" | "Set" | "WeakMap" | "WeakSet")
         && kind.is_none()
@@ -210,7 +218,40 @@ fn variable(
     if text.is_empty() {
         text = format!("{} @{}", holder_class, graph.id(holder));
     }
-    (text, kind)
+    (text, kind, naming_from)
+}
+
+/// An emitter's listeners: the holder is `_events` itself, one event's
+/// listeners (`bus._events.data`), or one listener in that list. Not
+/// whatever a listener function keeps further on (`server._events.
+/// request._router.stack` is the Express app's middleware stack, reached
+/// through the request listener that the app is).
+fn is_listener_list(b: &Analysis, named: &[Step]) -> bool {
+    let graph = &b.graph;
+    let Some(at) = named
+        .iter()
+        .rposition(|s| graph.edge_name_str(s.edge) == Some("_events"))
+    else {
+        return false;
+    };
+    let after = &named[at + 1..];
+    let properties = after
+        .iter()
+        .filter(|s| matches!(graph.edge_type(s.edge), EdgeType::Property))
+        .count();
+    properties <= 1 && after.len() <= 2
+}
+
+/// Node's timer lists: the holder is a `TimersList` or a `Timeout`, or a
+/// slot of one (a timer's callback), not a variable somewhere past it.
+fn is_timer_list(b: &Analysis, named: &[Step], holder_class: &str) -> bool {
+    const TIMERS: [&str; 2] = ["Timeout", "TimersList"];
+    TIMERS.contains(&holder_class)
+        || named
+            .iter()
+            .rev()
+            .take(2)
+            .any(|s| TIMERS.contains(&b.graph.name(s.to)))
 }
 
 /// What the code calls a property Blink caches under a symbol:

@@ -36,40 +36,11 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
     if crate::model::is_engine_class(&holder.class) {
         return Some(grown_collection(diagnosis, unit).unwrap_or_else(|| engine_only(unit)));
     }
-    let name = &holder.name;
-    let place = place_of(holder);
-    let fix = match holder.kind {
-        HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty
-            if over_time =>
-        {
-            format!(
-                "`{name}`{place} keeps what is added to it as time passes, with or without \
-                 {unit}s: bound it (a ring buffer, an LRU or a TTL) where the timer feeds it"
-            )
+    let fix = match &holder.framework {
+        Some(framework) if framework.action.is_some() => {
+            in_framework_words(holder, framework, diagnosis, unit)
         }
-        HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty => {
-            format!(
-                "`{name}`{place} keeps what each {unit} adds: bound it (an LRU or a TTL), or drop \
-                 the reference when the {unit} ends"
-            )
-        }
-        HolderKind::MapSetEntries => format!(
-            "`{name}`{place} gains entries per {unit} that are never deleted: delete them when \
-             they are done, or bound the map (an LRU or a TTL)"
-        ),
-        HolderKind::EventListenerList => format!(
-            "listeners are added to `{name}`{place} per {unit} and never removed: remove them \
-             (off/removeListener) when the {unit} ends, or register one listener at start-up"
-        ),
-        HolderKind::TimerList => format!(
-            "timers started per {unit} are still pending in `{name}`{place}: clear them \
-             (clearTimeout/clearInterval) when the {unit} ends"
-        ),
-        HolderKind::Internal => format!(
-            "V8-internal object `{name}` keeps what each {unit} adds: follow its retainer path \
-             ({}) to the code that reaches it",
-            holder.path_text
-        ),
+        _ => by_kind(holder, unit, over_time),
     };
     let site = diagnosis
         .storing_site()
@@ -90,8 +61,11 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
             )),
         })
         .unwrap_or_default();
+    // A framework's own structure (Koa's stack, also koa-compose's
+    // variable) is where the team's code added to it, not a dependency
+    // to update.
     let mut text = match &holder.owner {
-        Some(owner @ Owner::Dependency { .. }) => format!(
+        Some(owner @ Owner::Dependency { .. }) if holder.framework.is_none() => format!(
             "held inside the dependency {}: {fix}; if your code passes it per-{unit} objects, \
              stop or release them (its API may have a remove, a close or a size limit), or \
              update it",
@@ -102,7 +76,121 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
     if let Some(first) = text.get_mut(0..1) {
         first.make_ascii_uppercase();
     }
-    Some(format!("{text}.{site}"))
+    let yours = match (&holder.framework, site.is_empty()) {
+        (Some(_), true) => your_code(diagnosis),
+        _ => String::new(),
+    };
+    Some(format!("{text}.{site}{yours}"))
+}
+
+/// The fix for a holder by what kind of slot keeps it: a variable or
+/// property, a Map, an emitter's listeners, Node's timers, a framework's
+/// stack or table, an observable's subscribers. Never by a word in its
+/// name (`frameworks/*.yaml` and `snapshot/naming.rs` decide the kind).
+fn by_kind(holder: &Holder, unit: &str, over_time: bool) -> String {
+    let name = match &holder.framework {
+        Some(framework) => format!("`{}` ({})", holder.name, framework.what),
+        None => format!("`{}`", holder.name),
+    };
+    let place = place_of(holder);
+    match holder.kind {
+        HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty
+            if over_time =>
+        {
+            format!(
+                "{name}{place} keeps what is added to it as time passes, with or without \
+                 {unit}s: bound it (a ring buffer, an LRU or a TTL) where the timer feeds it"
+            )
+        }
+        HolderKind::ClosureVariable | HolderKind::GlobalProperty | HolderKind::ObjectProperty => {
+            format!(
+                "{name}{place} keeps what each {unit} adds: bound it (an LRU or a TTL), or drop \
+                 the reference when the {unit} ends"
+            )
+        }
+        HolderKind::MapSetEntries => format!(
+            "{name}{place} gains entries per {unit} that are never deleted: delete them when \
+             they are done, or bound the map (an LRU or a TTL)"
+        ),
+        HolderKind::EventListenerList => format!(
+            "listeners are added to {name}{place} per {unit} and never removed: remove them \
+             (off/removeListener) when the {unit} ends, or register one listener at start-up"
+        ),
+        HolderKind::TimerList => format!(
+            "timers started per {unit} are still pending in {name}{place}: clear them \
+             (clearTimeout/clearInterval) when the {unit} ends"
+        ),
+        HolderKind::MiddlewareStack => format!(
+            "{name}{place} gains middleware per {unit}: middleware is registered while \
+             serving a {unit}; register it once, at start-up"
+        ),
+        HolderKind::RouteTable => format!(
+            "{name}{place} gains routes per {unit}: routes are declared while serving a \
+             {unit}; declare them once, at start-up"
+        ),
+        HolderKind::HookList => format!(
+            "{name}{place} gains hooks per {unit}: hooks (interceptors, pipes, guards) are \
+             registered while serving a {unit}; register them once, at start-up"
+        ),
+        HolderKind::SubscriptionList => format!(
+            "{name}{place} gains a subscriber per {unit} that never unsubscribes: \
+             unsubscribe when the {unit} is done, or complete the stream (take(1), takeUntil)"
+        ),
+        HolderKind::Internal => format!(
+            "V8-internal object {name} keeps what each {unit} adds: follow its retainer path \
+             ({}) to the code that reaches it",
+            holder.path_text
+        ),
+    }
+}
+
+/// "`app._router.stack` (Express's middleware stack) gains 1.00 Layer per
+/// request: `app.use()` … runs while serving a request…": the holder as
+/// the framework's users name it, and the fix its file gives (else the
+/// kind's).
+fn in_framework_words(
+    holder: &Holder,
+    framework: &crate::model::FrameworkHolder,
+    diagnosis: &Diagnosis,
+    unit: &str,
+) -> String {
+    let per_unit = holder.objects as f64 / diagnosis.requests.max(1) as f64;
+    // V8's bracketed classes read as words: `(closure)` is a function.
+    let class = match holder.class.as_str() {
+        "(closure)" => "function",
+        bracketed => bracketed.trim_start_matches('(').trim_end_matches(')'),
+    };
+    let gains = if per_unit >= 0.5 {
+        format!("gains {per_unit:.2} {class} per {unit}")
+    } else {
+        format!("grows with the {unit}s")
+    };
+    match &framework.action {
+        Some(action) => format!(
+            "`{}` ({}) {gains}: {}",
+            holder.name,
+            framework.what,
+            action.replace("{unit}", unit)
+        ),
+        None => by_kind(holder, unit, false),
+    }
+}
+
+/// " Your code that does it: `handler` at app.cjs:3.": the app's busiest
+/// allocation site, when no line storing into the holder was read.
+fn your_code(diagnosis: &Diagnosis) -> String {
+    diagnosis
+        .allocation_sites
+        .iter()
+        .filter(|s| s.owner == Some(Owner::App))
+        .max_by_key(|s| s.bytes)
+        .map_or(String::new(), |s| {
+            format!(
+                " Your code that does it: `{}` at {}.",
+                s.function,
+                s.location()
+            )
+        })
 }
 
 /// The words when the snapshots' new objects are all the engine's: what

@@ -152,7 +152,21 @@ pub fn look(
             let why = format!(
                 "the budget ran out: the fixed method's verdict over three groups of {group} cycles"
             );
-            let grouped = judged(baseline, &in_groups(cycles, group), budget_options)?;
+            let mut grouped = judged(baseline, &in_groups(cycles, group), budget_options)?;
+            if grouped.verdict.kind == VerdictKind::Inconclusive {
+                // The fixed method's advice counts its three readings
+                // ("--cycles 6"); this run already read `k` cycles.
+                grouped.verdict.action = format!(
+                    "The budget ({} {} {unit}s, {k} cycles) ran out before the readings \
+                     decided: raise {} to about {} so that each of the three groups carries \
+                     twice the {unit}s.",
+                    plan.max_flag,
+                    plan.max_units,
+                    plan.max_flag,
+                    2 * plan.max_units,
+                    unit = options.unit.name()
+                );
+            }
             return Some(grouped.into_look(state(SequentialStop::Budget, group, why)));
         }
     }

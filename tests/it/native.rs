@@ -102,10 +102,11 @@ fn a_native_leak_through_an_ffi_package_names_the_package_and_the_javascript_cal
     assert!(native.recorder.starts_with("heaptrack"), "{native:#?}");
     let site = native.sites.first().expect("a native site");
     // strdup of 1 999 characters: 2 000 bytes, one allocation per request.
-    assert!(
-        (1900.0..2200.0).contains(&site.bytes_per_unit),
-        "{native:#?}"
-    );
+    // Read per allocation: on a busy machine the recorder attaches a few
+    // requests into its cycle (0.93 allocations per request seen in CI),
+    // which lowers the bytes per request, not the size of each.
+    let per_allocation = site.bytes_per_unit / site.allocations_per_unit;
+    assert!((1900.0..2200.0).contains(&per_allocation), "{native:#?}");
     assert!((0.9..1.1).contains(&site.allocations_per_unit), "{site:#?}");
     assert_eq!(site.allocator, "strdup", "{site:#?}");
     let frame = site.native_frame.as_ref().unwrap();

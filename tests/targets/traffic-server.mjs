@@ -9,6 +9,8 @@
 //   /item-logged?id=X  /item, and the key appended to `recentKeys`, a log trimmed to
 //                its last 20 000 entries: a cap the diagnosis must follow to and
 //                not call a leak
+//   /logged?id=X only the log: a route whose one growth is a list filling to
+//                its cap, then flat (tests/it/page_collections.rs)
 //   /orders      GET answers how many orders there are (keeps nothing); POST keeps
 //                every posted order in `postedOrders`: only a POST driver shows it
 import { createServer } from 'node:http';
@@ -53,6 +55,11 @@ const routes = {
     recentKeys.push({ key: url.search, at: Date.now() });
     if (recentKeys.length > RECENT_KEYS_CAP) recentKeys.shift();
     routes['/item'](req, res, url);
+  },
+  '/logged': (req, res, url) => {
+    recentKeys.push({ key: url.search, at: Date.now(), seen: 'k'.repeat(64) });
+    if (recentKeys.length > RECENT_KEYS_CAP) recentKeys.shift();
+    send(res, 200, { ok: true });
   },
   '/login': (req, res) => {
     let raw = '';

@@ -210,6 +210,8 @@ async fn measure(
                     snapshots_dir: settings.method.snapshots.as_deref(),
                     owns_target: session.launches(),
                     unit: plan.looped.verdict.unit,
+                    noise: plan.looped.verdict.noise,
+                    resolution: plan.looped.verdict.resolution,
                     progress: session.progress,
                 };
                 diagnose_route(probe.as_mut(), workload.as_mut(), into, props).await;
