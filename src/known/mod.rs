@@ -33,7 +33,7 @@ macro_rules! entry {
 /// Every entry, compiled into the binary. Adding one: write
 /// `known-leaks/<id>.yaml`, list it here, and add its test in
 /// `tests/it/known.rs` (README, "Adding a known leak").
-const ENTRIES: [(&str, &str); 9] = [
+const ENTRIES: [(&str, &str); 12] = [
     entry!("node-timer-to-primitive"),
     entry!("debug-instances"),
     entry!("winston-handle-exceptions"),
@@ -43,6 +43,9 @@ const ENTRIES: [(&str, &str); 9] = [
     entry!("prom-client-unbounded-labels"),
     entry!("dataloader-shared-cache"),
     entry!("ajv-compile-per-call"),
+    entry!("express-middleware-per-request"),
+    entry!("koa-middleware-per-request"),
+    entry!("rxjs-subscribe-without-unsubscribe"),
 ];
 
 /// One catalogue entry, as its file spells it.

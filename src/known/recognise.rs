@@ -59,7 +59,9 @@ pub fn recognise_all(result: &mut RunResult) {
                     )
                 })
                 .unwrap_or_default();
-            verdict.action = format!("{}{held}", sentence(&known));
+            // A misuse is fixed in the team's code: say where it is.
+            let yours = crate::verdict::action::in_your_code(diagnosis);
+            verdict.action = format!("{}{held}{yours}", sentence(&known));
         }
         diagnosis.known_leak = Some(known);
     }

@@ -42,11 +42,11 @@ pub(super) fn recognise(
     holder: NodeId,
     engine_name: &str,
 ) -> Option<Named> {
-    known_holder(b, holder, engine_name)
+    known_holder(b, steps, holder, engine_name)
         .or_else(|| under_known_object(b, &steps[named_from.min(steps.len())..], engine_name))
 }
 
-fn known_holder(b: &Analysis, holder: NodeId, engine_name: &str) -> Option<Named> {
+fn known_holder(b: &Analysis, steps: &[Step], holder: NodeId, engine_name: &str) -> Option<Named> {
     let graph = &b.graph;
     let retainers = graph.edges_into(holder);
     for framework in frameworks() {
@@ -57,7 +57,7 @@ fn known_holder(b: &Analysis, holder: NodeId, engine_name: &str) -> Option<Named
             });
             if found {
                 return Some(Named {
-                    name: entry.name.clone(),
+                    name: with_the_codes_variable(b, steps, framework, &entry.path[0], &entry.name),
                     kind: Some(entry.kind),
                     framework: FrameworkHolder {
                         framework: framework.framework.clone(),
@@ -70,6 +70,32 @@ fn known_holder(b: &Analysis, holder: NodeId, engine_name: &str) -> Option<Named
         }
     }
     None
+}
+
+/// `config$.observers` rather than `subject.observers`: where the path the
+/// name was read from reaches the known object through a variable, the
+/// code's name for it leads.
+fn with_the_codes_variable(
+    b: &Analysis,
+    steps: &[Step],
+    framework: &Framework,
+    object: &str,
+    name: &str,
+) -> String {
+    let Some(rest) = name.strip_prefix(object).filter(|r| r.starts_with('.')) else {
+        return name.to_string();
+    };
+    let variable = steps.iter().rev().find(|step| {
+        b.graph.edge_type(step.edge) == EdgeType::Context
+            && framework
+                .objects
+                .iter()
+                .any(|o| o.name == object && is_object(b, o, step.to))
+    });
+    match variable {
+        Some(step) => format!("{}{rest}", b.graph.edge_name(step.edge)),
+        None => name.to_string(),
+    }
 }
 
 /// Whether `node` is reached from a known object by `path` (the object's

@@ -42,25 +42,7 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
         }
         _ => by_kind(holder, unit, over_time),
     };
-    let site = diagnosis
-        .storing_site()
-        .and_then(|s| match &s.holder_line_original {
-            Some(original) => Some(format!(
-                " It is stored at {original}: `{}`",
-                original
-                    .text
-                    .as_deref()
-                    .or(s.holder_line_text.as_deref())?
-                    .trim()
-            )),
-            None => Some(format!(
-                " It is stored at {}:{}: `{}`",
-                s.url,
-                s.holder_line?,
-                s.holder_line_text.as_deref()?.trim()
-            )),
-        })
-        .unwrap_or_default();
+    let site = stored_at(diagnosis);
     // A framework's own structure (Koa's stack, also koa-compose's
     // variable) is where the team's code added to it, not a dependency
     // to update.
@@ -81,6 +63,40 @@ pub fn after_diagnosis(diagnosis: &Diagnosis, unit: &str, over_time: bool) -> Op
         _ => String::new(),
     };
     Some(format!("{text}.{site}{yours}"))
+}
+
+/// " It is stored at app.cjs:5: `app.use(audit);`": the line of the team's
+/// code that stores into the holder, in its original source when mapped;
+/// empty when no line was read.
+pub fn stored_at(diagnosis: &Diagnosis) -> String {
+    diagnosis
+        .storing_site()
+        .and_then(|s| match &s.holder_line_original {
+            Some(original) => Some(format!(
+                " It is stored at {original}: `{}`",
+                original
+                    .text
+                    .as_deref()
+                    .or(s.holder_line_text.as_deref())?
+                    .trim()
+            )),
+            None => Some(format!(
+                " It is stored at {}:{}: `{}`",
+                s.url,
+                s.holder_line?,
+                s.holder_line_text.as_deref()?.trim()
+            )),
+        })
+        .unwrap_or_default()
+}
+
+/// Where the team's code takes part: the line that stores into the
+/// holder, else the app's busiest allocation site.
+pub fn in_your_code(diagnosis: &Diagnosis) -> String {
+    match stored_at(diagnosis) {
+        stored if stored.is_empty() => your_code(diagnosis),
+        stored => format!("{stored}."),
+    }
 }
 
 /// The fix for a holder by what kind of slot keeps it: a variable or
@@ -360,6 +376,73 @@ mod tests {
         .unwrap();
         assert!(text.starts_with("Listeners are added"), "{text}");
         assert!(!text.contains("stored at"), "{text}");
+    }
+
+    /// Each kind's action says what applies to that kind, and only an
+    /// emitter's listener list is told about listeners.
+    #[test]
+    fn every_kind_has_its_own_action_and_only_listeners_mention_listeners() {
+        let expected = [
+            (HolderKind::ClosureVariable, "bound it"),
+            (HolderKind::GlobalProperty, "bound it"),
+            (HolderKind::ObjectProperty, "bound it"),
+            (HolderKind::MapSetEntries, "delete them"),
+            (HolderKind::EventListenerList, "off/removeListener"),
+            (HolderKind::TimerList, "clearTimeout"),
+            (HolderKind::MiddlewareStack, "register it once, at start-up"),
+            (HolderKind::RouteTable, "declare them once"),
+            (HolderKind::HookList, "register them once"),
+            (HolderKind::SubscriptionList, "unsubscribe"),
+            (HolderKind::Internal, "retainer path"),
+        ];
+        for (kind, words) in expected {
+            let text = after_diagnosis(&diagnosis(kind, None), "request", false).unwrap();
+            assert!(text.contains(words), "{kind}: {text}");
+            let listeners = text.to_lowercase().contains("listener");
+            assert_eq!(
+                listeners,
+                kind == HolderKind::EventListenerList,
+                "{kind}: {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_frameworks_holder_is_named_as_its_users_write_it_with_its_fix_and_the_apps_line() {
+        let mut d = diagnosis(HolderKind::MiddlewareStack, None);
+        d.requests = 2000;
+        d.holders[0].class = "Layer".into();
+        d.holders[0].objects = 2000;
+        d.holders[0].name = "app._router.stack".into();
+        d.holders[0].framework = Some(crate::model::FrameworkHolder {
+            framework: "Express".into(),
+            what: "Express's middleware stack".into(),
+            path_name: "<symbol owner_symbol>._events.request._router.stack".into(),
+            action: Some("`app.use()` runs while serving a {unit}".into()),
+        });
+        d.allocation_sites[0].owner = Some(Owner::App);
+        let text = after_diagnosis(&d, "request", false).unwrap();
+        assert!(
+            text.starts_with(
+                "`app._router.stack` (Express's middleware stack) gains 1.00 Layer per request: \
+                 `app.use()` runs while serving a request"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("`handle` at"), "{text}");
+        assert!(
+            !text.contains("owner_symbol") && !text.contains("listener"),
+            "{text}"
+        );
+        // Without a fix of its own, the kind's, under the framework's name.
+        d.holders[0].framework.as_mut().unwrap().action = None;
+        d.holders[0].kind = HolderKind::MapSetEntries;
+        let text = after_diagnosis(&d, "request", false).unwrap();
+        assert!(
+            text.starts_with("`app._router.stack` (Express's middleware stack)")
+                && text.contains("gains entries per request"),
+            "{text}"
+        );
     }
 
     #[test]

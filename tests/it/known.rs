@@ -10,7 +10,7 @@ use leakcheck::model::KnownLeak;
 
 use crate::util::*;
 
-const TARGETS: [&str; 9] = [
+const TARGETS: [&str; 13] = [
     "node-timer-primitive.cjs",
     "debug-instances.cjs",
     "winston-handle-exceptions.cjs",
@@ -20,9 +20,13 @@ const TARGETS: [&str; 9] = [
     "prom-client-labels.cjs",
     "dataloader-shared.cjs",
     "ajv-compile.cjs",
+    "express-use-per-request.cjs",
+    "koa-use-per-request.cjs",
+    "fastify-decorator.cjs",
+    "rxjs-subscribe-per-request.cjs",
 ];
 
-fn project() -> PathBuf {
+pub(crate) fn project() -> PathBuf {
     npm_project("known", &TARGETS)
 }
 
@@ -35,14 +39,14 @@ fn node_of(name: &str) -> String {
 }
 
 /// `node tests/targets/known/SCRIPT PORT`, as leakcheck launches it.
-fn target(script: &str, node: &str, port: u16) -> Vec<String> {
+pub(crate) fn target(script: &str, node: &str, port: u16) -> Vec<String> {
     let script = project().join(script).display().to_string();
     vec![node.to_string(), script, port.to_string()]
 }
 
 /// Runs a fixed, short check of `/` on `script` under `node`: 3 cycles of
 /// `requests` (every entry's leak is far above that resolution).
-fn check(
+pub(crate) fn check(
     script: &str,
     node: &str,
     env: &[(&str, &str)],
@@ -67,7 +71,7 @@ fn recognised(script: &str, id: &str) -> (KnownLeak, String) {
     recognised_under(script, id, &node(), &[], "2000", &[])
 }
 
-fn recognised_under(
+pub(crate) fn recognised_under(
     script: &str,
     id: &str,
     node: &str,
@@ -90,7 +94,7 @@ fn recognised_under(
 }
 
 /// A fixed version: no leak, nothing claimed.
-fn clean_under(script: &str, node: &str, env: &[(&str, &str)]) {
+pub(crate) fn clean_under(script: &str, node: &str, env: &[(&str, &str)]) {
     let port = free_port();
     // `--cycles auto`: a fixed version's small noise must not read as
     // inconclusive for want of requests.

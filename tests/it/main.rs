@@ -12,6 +12,7 @@ mod deadlines;
 mod diagnose;
 mod evidence;
 mod faults;
+mod frameworks;
 mod function;
 mod handles;
 mod hostile;
