@@ -125,13 +125,10 @@ pub async fn follow(
         c.state = CollectionState::Undecided;
     }
     let mut intervals = 1;
-    // Work that cannot carry even one collection halfway to its bound
-    // decides none of them (a slow route's budget): no snapshot is spent
-    // on it. Halfway is enough to try: the first follow-up goes half the
-    // way, and a cap reached inside it shows as no growth in the next (a
-    // log of 10 000 seen at 8 000 has a bound of 32 000).
+    // Work that cannot carry even one collection to its bound decides
+    // none of them (a slow route's budget): no snapshot is spent on it.
     let reachable = undecided(&candidates)
-        .any(|c| units_to_decide(std::slice::from_ref(c)).is_some_and(|u| u.div_ceil(2) <= left));
+        .any(|c| units_to_decide(std::slice::from_ref(c)).is_some_and(|u| u <= left));
     if !reachable {
         say(
             "collection check: the work allowed cannot carry a growing collection past its bound; left undecided",
