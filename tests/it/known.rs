@@ -10,7 +10,7 @@ use leakcheck::model::KnownLeak;
 
 use crate::util::*;
 
-const TARGETS: [&str; 13] = [
+const TARGETS: [&str; 15] = [
     "node-timer-primitive.cjs",
     "debug-instances.cjs",
     "winston-handle-exceptions.cjs",
@@ -24,6 +24,8 @@ const TARGETS: [&str; 13] = [
     "koa-use-per-request.cjs",
     "fastify-decorator.cjs",
     "rxjs-subscribe-per-request.cjs",
+    "graphql-tag-dynamic-query.cjs",
+    "marked-use-per-render.cjs",
 ];
 
 pub(crate) fn project() -> PathBuf {
@@ -238,6 +240,23 @@ fn misused_packages_are_named_with_their_fix() {
             }
         }
     });
+}
+
+/// A GraphQL query parser and a markdown renderer misused per request,
+/// each beside its clean twin (FIXED=1: a constant query with variables;
+/// one `new Marked(extension)` at start-up).
+#[test]
+fn a_query_parser_and_a_renderer_misused_per_request_are_named_and_their_twins_are_clean() {
+    let cases = [
+        ("graphql-tag-dynamic-query.cjs", "graphql-tag-dynamic-query"),
+        ("marked-use-per-render.cjs", "marked-use-per-render"),
+    ];
+    for (script, id) in cases {
+        let (known, action) = recognised_under(script, id, &node(), &[], "2000", &[]);
+        assert_eq!(known.kind, "misuse");
+        assert!(action.contains(&known.fix), "{action}");
+        clean_under(script, &node(), &[("FIXED", "1")]);
+    }
 }
 
 #[test]

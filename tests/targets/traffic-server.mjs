@@ -9,6 +9,9 @@
 //   /item-logged?id=X  /item, and the key appended to `recentKeys`, a log trimmed to
 //                its last 20 000 entries: a cap the diagnosis must follow to and
 //                not call a leak
+//   /logged?id=X only a log, `recentVisits`, trimmed to its last 10 000: a
+//                route whose one growth is a list filling to its cap, then
+//                flat (bench/capped-log.sh)
 //   /orders      GET answers how many orders there are (keeps nothing); POST keeps
 //                every posted order in `postedOrders`: only a POST driver shows it
 import { createServer } from 'node:http';
@@ -19,6 +22,8 @@ const port = Number(process.argv[2]);
 const cache = new Map();
 const recentKeys = [];
 const RECENT_KEYS_CAP = 20_000;
+const recentVisits = [];
+const RECENT_VISITS_CAP = 10_000;
 const postedOrders = [];
 const sessions = new Map();
 let nextSession = 0;
@@ -53,6 +58,11 @@ const routes = {
     recentKeys.push({ key: url.search, at: Date.now() });
     if (recentKeys.length > RECENT_KEYS_CAP) recentKeys.shift();
     routes['/item'](req, res, url);
+  },
+  '/logged': (req, res, url) => {
+    recentVisits.push({ key: url.search, at: Date.now(), seen: 'k'.repeat(64) });
+    if (recentVisits.length > RECENT_VISITS_CAP) recentVisits.shift();
+    send(res, 200, { ok: true });
   },
   '/login': (req, res) => {
     let raw = '';
