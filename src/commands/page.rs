@@ -302,11 +302,12 @@ async fn check_collections(
             if crate::diagnosis::after_cap::wants_after_cap(into, &capped) {
                 say("every grown collection stopped at a cap: reading the heap after it");
                 let noise = crate::verdict::Noise::Page;
-                let judged = (
+                let judged = crate::diagnosis::after_cap::AfterCap {
                     noise,
-                    crate::diagnosis::after_cap::default_resolution(noise),
-                    Unit::Iteration,
-                );
+                    resolution: crate::diagnosis::after_cap::default_resolution(noise),
+                    unit: Unit::Iteration,
+                    cycle_time: crate::diagnosis::DIAGNOSIS_CYCLE_TIME,
+                };
                 let next = first + check.intervals + 1;
                 crate::diagnosis::after_cap::judge_after_cap(
                     probe, workload, into, &capped, next, judged,

@@ -51,6 +51,17 @@ pub fn default_resolution(noise: Noise) -> f64 {
     }
 }
 
+/// How the route is judged, for the readings after the cap.
+pub struct AfterCap {
+    /// How repeatable its readings are (a process's or a page's).
+    pub noise: Noise,
+    /// Bytes per unit below which it keeps nothing.
+    pub resolution: f64,
+    pub unit: Unit,
+    /// The most one of the cycles after the cap may take.
+    pub cycle_time: std::time::Duration,
+}
+
 /// Whether the verdict is a leak or undecided and every collection the
 /// check followed stopped at a cap: the case this module decides.
 pub fn wants_after_cap(route: &RouteResult, collections: &[Collection]) -> bool {
@@ -73,8 +84,14 @@ pub async fn judge_after_cap(
     into: &mut RouteResult,
     capped: &[Collection],
     first_cycle: u32,
-    (noise, resolution, unit): (Noise, f64, Unit),
+    judged: AfterCap,
 ) {
+    let AfterCap {
+        noise,
+        resolution,
+        unit,
+        cycle_time,
+    } = judged;
     let needed = units_needed(noise, resolution);
     let per_cycle = needed.div_ceil(u64::from(AFTER_CAP_CYCLES)).max(1);
     let scale = workload
@@ -90,7 +107,7 @@ pub async fn judge_after_cap(
                 scale,
                 most_units: Some(per_cycle),
                 brake: None,
-                time: Some(super::route::DIAGNOSIS_CYCLE_TIME),
+                time: Some(cycle_time),
             };
             sent += workload.drive(spec, &Silent).await?.units.resolve(None).0;
             points.push((sent as f64, probe.settled_sample().await?.heap_used as f64));

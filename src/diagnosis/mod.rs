@@ -24,5 +24,6 @@ pub mod snapshots;
 pub use fresh::diagnose_fresh;
 pub use native::recorded::diagnose_natively;
 pub use route::{
-    CHECK_FOLLOW_UP_SECONDS, DiagnosisProps, diagnose_route, follow_up_units, wants_diagnosis,
+    CHECK_FOLLOW_UP_SECONDS, DIAGNOSIS_CYCLE_TIME, DiagnosisProps, diagnose_route, follow_up_units,
+    wants_diagnosis,
 };

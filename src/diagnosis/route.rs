@@ -105,7 +105,12 @@ pub async fn diagnose_route(
                 let resolution = props
                     .resolution
                     .unwrap_or_else(|| super::after_cap::default_resolution(props.noise));
-                let judged = (props.noise, resolution, props.unit);
+                let judged = super::after_cap::AfterCap {
+                    noise: props.noise,
+                    resolution,
+                    unit: props.unit,
+                    cycle_time: DIAGNOSIS_CYCLE_TIME,
+                };
                 super::after_cap::judge_after_cap(
                     probe,
                     workload,

@@ -1,5 +1,5 @@
 //! A holder in its framework's words (`frameworks/*.yaml`, read by
-//! `known/frameworks.rs`).
+//! `frameworks.rs`).
 //!
 //! Two rules, the first that applies wins:
 //!
@@ -19,9 +19,9 @@
 //! into the holder, and one more per step of an entry that matched so far.
 
 use super::analysis::Analysis;
+use super::frameworks::{Framework, KnownObject, frameworks};
 use super::graph::{EdgeType, NodeId, NodeType};
 use super::paths::Step;
-use crate::known::frameworks::{Framework, KnownObject, frameworks};
 use crate::model::{FrameworkHolder, HolderKind};
 
 /// What the framework calls a holder.

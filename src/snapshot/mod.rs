@@ -15,6 +15,7 @@ mod collections;
 mod diff;
 mod dominators;
 mod framework_names;
+mod frameworks;
 mod graph;
 mod growth;
 mod holder;

@@ -171,3 +171,107 @@ fn a_next_server_s_uncached_twin_is_not_a_leak() {
     // Exit 1 is a leak; 0 here (2 would be an undecided run, never a leak).
     assert_ne!(finished.code, 1, "{}", finished.stderr);
 }
+
+/// tests/targets/nextjs-middleware with `next@version` installed and
+/// built in the build directory's scratch space, once per version.
+fn built_middleware_app(version: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("nextjs-middleware-{version}"));
+    let lock = std::fs::File::create(dir.with_extension("lock")).unwrap();
+    lock.lock().unwrap();
+    let mut changed = false;
+    for source in [
+        "package.json",
+        "next.config.js",
+        "middleware.js",
+        "pages/api/timers.js",
+    ] {
+        let from = std::fs::read(repo_path(&format!(
+            "tests/targets/nextjs-middleware/{source}"
+        )))
+        .unwrap();
+        let to = dir.join(source);
+        if std::fs::read(&to).ok().as_deref() != Some(&from[..]) {
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::write(&to, from).unwrap();
+            changed = true;
+        }
+    }
+    if !dir.join("node_modules/next/package.json").exists() {
+        let status = Command::new("npm")
+            .args([
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--prefix",
+            ])
+            .arg(&dir)
+            .args([
+                format!("next@{version}").as_str(),
+                "react@19",
+                "react-dom@19",
+            ])
+            .status()
+            .expect("npm runs");
+        assert!(status.success(), "npm install next@{version} failed");
+        changed = true;
+    }
+    if changed || !dir.join(".next/BUILD_ID").exists() {
+        let built = Command::new(node())
+            .current_dir(&dir)
+            .args(["node_modules/next/dist/bin/next", "build"])
+            .env("NEXT_TELEMETRY_DISABLED", "1")
+            .output()
+            .expect("next build runs");
+        assert!(built.status.success(), "next build failed: {built:?}");
+    }
+    dir
+}
+
+/// vercel/next.js#95094: middleware's fire-and-forget timeouts stay in the
+/// edge sandbox's TimeoutsManager on 16.2.12, named in Next's words and
+/// recognised with the release that fixes it; 16.3.0 keeps none and is
+/// not claimed. 400 timeouts a request put the leak at about 3.7 KB, so
+/// a resolution of 1 KB lets three cycles decide both.
+#[test]
+fn middleware_timeouts_kept_by_next_s_sandbox_are_named_on_16_2_and_clean_on_16_3() {
+    let check = |version: &str| {
+        let app = built_middleware_app(version);
+        let port = free_port();
+        let finished = RunArgs::new(port)
+            .routes(&["/api/timers"])
+            .cycles(3)
+            .requests("2000")
+            .args(&["--resolution", "1KB"])
+            .run(&next_start(&app, port));
+        let route = finished.result().routes[0].clone();
+        (finished, route)
+    };
+    let (finished, route) = check("16.2.12");
+    assert_eq!(finished.code, 1, "{}", finished.stderr);
+    let diagnosis = route.diagnosis.as_ref().expect("a diagnosis");
+    let holder = &diagnosis.holders[0];
+    assert_eq!(holder.name, "timeoutsManager.resources", "{holder:#?}");
+    assert_eq!(
+        holder.framework.as_ref().map(|f| f.framework.as_str()),
+        Some("Next.js")
+    );
+    let known = diagnosis.known_leak.as_ref().expect("recognised");
+    assert_eq!(known.id, "nextjs-sandbox-timeouts");
+    assert_eq!(known.version.as_deref(), Some("16.2.12"));
+    let action = &verdict_of(&route).action;
+    assert!(action.contains("vercel/next.js#95094"), "{action}");
+    assert!(action.contains("16.3.0"), "{action}");
+
+    let (finished, route) = check("16.3.0");
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    assert_eq!(verdict_of(&route).kind, VerdictKind::NoRetention);
+    assert!(
+        route
+            .diagnosis
+            .as_ref()
+            .and_then(|d| d.known_leak.as_ref())
+            .is_none()
+    );
+}

@@ -1,4 +1,5 @@
-//! Framework knowledge: the objects of Express, Koa, Fastify, Nest,
+//! Framework knowledge, read by the snapshot engine that names holders
+//! (it depends on nothing but the model): the objects of Express, Koa, Fastify, Nest,
 //! socket.io, RxJS, Next.js and Node's HTTP server as their users name
 //! them, read from `frameworks/` (one YAML file per framework, beside the
 //! known-leak catalogue and reviewed like it).
@@ -15,7 +16,7 @@
 //!   that holder is in the framework's words, its kind (which chooses the
 //!   action) and, where the framework has one, the action that applies.
 //!
-//! `snapshot/framework_names.rs` applies them to the graph.
+//! `framework_names.rs` applies them to the graph.
 
 use std::sync::LazyLock;
 
@@ -58,8 +59,6 @@ const FILES: [(&str, &str); 8] = [
 pub struct Framework {
     /// As its users write it: `Express`, `socket.io`.
     pub framework: String,
-    /// Its npm package (`node` for Node itself).
-    pub package: String,
     pub objects: Vec<KnownObject>,
     #[serde(default)]
     pub holders: Vec<KnownHolder>,
@@ -163,11 +162,11 @@ mod tests {
 
     #[test]
     fn a_holder_must_start_at_a_known_object() {
-        let text = "framework: X\npackage: x\nobjects:\n  - {name: app, function: app, has: []}\n\
+        let text = "framework: X\nobjects:\n  - {name: app, function: app, has: []}\n\
                     holders:\n  - {path: [server, stack], name: s, what: w, kind: middleware stack, action: a}\n";
         let error = parse(text).unwrap_err().to_string();
         assert!(error.contains("starts at a known object"), "{error}");
-        let anything = "framework: X\npackage: x\nobjects:\n  - {name: app, has: []}\n";
+        let anything = "framework: X\nobjects:\n  - {name: app, has: []}\n";
         assert!(
             parse(anything)
                 .unwrap_err()
