@@ -123,6 +123,21 @@ pub async fn judge_after_cap(
         }
         return;
     }
+    if let Some(verdict) = into.verdict.as_mut() {
+        rejudge(verdict, &points, capped, noise, resolution, unit);
+    }
+}
+
+/// The verdict by the heap after the cap: `points` are (units since the
+/// cap, after-GC heapUsed), the first at the cap.
+fn rejudge(
+    verdict: &mut crate::model::Verdict,
+    points: &[(f64, f64)],
+    capped: &[Collection],
+    noise: Noise,
+    resolution: f64,
+    unit: Unit,
+) {
     let Some(line) = least_squares(&points) else {
         return;
     };
@@ -142,11 +157,9 @@ pub async fn judge_after_cap(
         .collect::<Vec<_>>()
         .join(", ");
     let unit = unit.name();
-    let Some(verdict) = into.verdict.as_mut() else {
-        return;
-    };
+    let sent = points.last().map_or(0.0, |p| p.0);
     let after = format!(
-        "after {caps} reached its cap, the heap over {sent} more {unit}s: {} per {unit} (at \
+        "after {caps} reached its cap, the heap over {sent:.0} more {unit}s: {} per {unit} (at \
          most {})",
         per_request(line.slope),
         per_request(upper)
@@ -182,7 +195,7 @@ pub async fn judge_after_cap(
             per_request(resolution)
         );
         verdict.action = format!(
-            "The readings after the cap ({sent} {unit}s) could not bound the heap below the \
+            "The readings after the cap ({sent:.0} {unit}s) could not bound the heap below the \
              resolution: check the route alone on a quieter machine, or accept a coarser \
              --resolution than {} per {unit}.",
             per_request(upper.max(resolution))
@@ -192,4 +205,100 @@ pub async fn judge_after_cap(
         FindingKind::CappedCollection,
         format!("{caps}: a cap, not a leak"),
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Verdict, VerdictKind};
+
+    fn leak() -> Verdict {
+        Verdict {
+            kind: VerdictKind::Retention,
+            fails_gate: true,
+            summary: "0.26 KB kept per request".into(),
+            ..Verdict::default()
+        }
+    }
+
+    fn log() -> Vec<Collection> {
+        vec![Collection {
+            name: "recentVisits".into(),
+            kind: "Array".into(),
+            entries_after: 10_000,
+            state: CollectionState::Capped,
+            ..Collection::default()
+        }]
+    }
+
+    /// Five readings over 34 000 units: `per_unit` bytes each, with a
+    /// wobble of `wobble` bytes alternating around the line.
+    fn readings(per_unit: f64, wobble: f64) -> Vec<(f64, f64)> {
+        (0..5)
+            .map(|k| {
+                let x = k as f64 * 8_500.0;
+                let sign = if k % 2 == 0 { 1.0 } else { -1.0 };
+                (x, 20e6 + per_unit * x + sign * wobble)
+            })
+            .collect()
+    }
+
+    fn judged(points: &[(f64, f64)]) -> Verdict {
+        let mut verdict = leak();
+        let resolution = default_resolution(Noise::Process);
+        rejudge(
+            &mut verdict,
+            points,
+            &log(),
+            Noise::Process,
+            resolution,
+            Unit::Request,
+        );
+        verdict
+    }
+
+    #[test]
+    fn a_flat_heap_after_the_cap_is_no_retention_with_the_cap_and_the_bytes_kept() {
+        let verdict = judged(&readings(0.5, 20_000.0));
+        assert_eq!(verdict.kind, VerdictKind::NoRetention, "{verdict:#?}");
+        assert!(!verdict.fails_gate);
+        assert!(
+            verdict.summary.contains("`recentVisits`"),
+            "{}",
+            verdict.summary
+        );
+        assert!(verdict.has_finding(FindingKind::CappedCollection));
+        assert!(verdict.has_finding(FindingKind::BytesBelowResolution));
+    }
+
+    #[test]
+    fn a_heap_still_growing_after_the_cap_keeps_the_leak() {
+        let verdict = judged(&readings(200.0, 20_000.0));
+        assert_eq!(verdict.kind, VerdictKind::Retention, "{verdict:#?}");
+        assert!(verdict.fails_gate);
+        let finding = &verdict.findings[0].message;
+        assert!(finding.contains("still grows"), "{finding}");
+    }
+
+    #[test]
+    fn readings_too_scattered_to_bound_are_inconclusive_not_clean() {
+        // ±1.5 MB around a flat line: no bound below 16 B per request.
+        let verdict = judged(&readings(0.0, 1.5e6));
+        assert_eq!(verdict.kind, VerdictKind::Inconclusive, "{verdict:#?}");
+        assert!(!verdict.fails_gate);
+        assert!(
+            verdict.action.contains("could not bound"),
+            "{}",
+            verdict.action
+        );
+    }
+
+    #[test]
+    fn the_span_needed_bounds_a_flat_heap_below_the_resolution() {
+        // A server: 34 000 requests; a page: 340 iterations.
+        let server = units_needed(Noise::Process, default_resolution(Noise::Process));
+        assert!((30_000..40_000).contains(&server), "{server}");
+        let page = units_needed(Noise::Page, default_resolution(Noise::Page));
+        assert!((300..400).contains(&page), "{page}");
+    }
 }

@@ -131,6 +131,12 @@ fn at_the_budget_the_verdict_is_the_fixed_methods_over_the_same_readings() {
     let (verdict, _) = judge(&baseline, &fixed, Options::default()).unwrap();
     assert_eq!(look.verdict.kind, verdict.kind);
     assert_eq!(look.verdict.summary, verdict.summary);
+    // Undecided at the budget, the advice is about the budget that ran
+    // out, never the fixed method's "--cycles 6" after 12 cycles ran.
+    assert_eq!(look.verdict.kind, VerdictKind::Inconclusive);
+    let action = &look.verdict.action;
+    assert!(!action.contains("--cycles"), "{action}");
+    assert!(action.contains("12 cycles"), "{action}");
 }
 
 #[test]
