@@ -138,7 +138,7 @@ fn rejudge(
     resolution: f64,
     unit: Unit,
 ) {
-    let Some(line) = least_squares(&points) else {
+    let Some(line) = least_squares(points) else {
         return;
     };
     let mean = points.iter().map(|p| p.0).sum::<f64>() / points.len() as f64;
