@@ -10,7 +10,7 @@ use leakcheck::model::KnownLeak;
 
 use crate::util::*;
 
-const TARGETS: [&str; 15] = [
+const TARGETS: [&str; 16] = [
     "node-timer-primitive.cjs",
     "debug-instances.cjs",
     "winston-handle-exceptions.cjs",
@@ -26,6 +26,7 @@ const TARGETS: [&str; 15] = [
     "rxjs-subscribe-per-request.cjs",
     "graphql-tag-dynamic-query.cjs",
     "marked-use-per-render.cjs",
+    "winston-logger-per-request.cjs",
 ];
 
 pub(crate) fn project() -> PathBuf {
@@ -242,14 +243,20 @@ fn misused_packages_are_named_with_their_fix() {
     });
 }
 
-/// A GraphQL query parser and a markdown renderer misused per request,
-/// each beside its clean twin (FIXED=1: a constant query with variables;
-/// one `new Marked(extension)` at start-up).
+/// A GraphQL query parser, a markdown renderer and a logger misused per
+/// request, each beside its clean twin (FIXED=1: a constant query with
+/// variables; one `new Marked(extension)` at start-up; one logger and a
+/// child per request).
 #[test]
-fn a_query_parser_and_a_renderer_misused_per_request_are_named_and_their_twins_are_clean() {
+fn a_query_parser_a_renderer_and_a_logger_misused_per_request_are_named_and_their_twins_are_clean()
+{
     let cases = [
         ("graphql-tag-dynamic-query.cjs", "graphql-tag-dynamic-query"),
         ("marked-use-per-render.cjs", "marked-use-per-render"),
+        (
+            "winston-logger-per-request.cjs",
+            "winston-logger-per-request",
+        ),
     ];
     for (script, id) in cases {
         let (known, action) = recognised_under(script, id, &node(), &[], "2000", &[]);

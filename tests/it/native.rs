@@ -158,7 +158,6 @@ fn the_same_call_freed_and_heavy_zlib_churn_read_clean() {
     let finished = RunArgs::new(port)
         .routes(&["/gzip"])
         .run(&target_command("native/zlib-churn.mjs", port));
-    assert_eq!(finished.code, 0, "{}", finished.stderr);
     let result = finished.result();
     let route = &result.routes[0];
     let verdict = verdict_of(route);
@@ -166,9 +165,30 @@ fn the_same_call_freed_and_heavy_zlib_churn_read_clean() {
     // for a few cycles (rss 59 → 91 MB, heap flat): the native recorder
     // then finds no stack that keeps memory, and the A/B reads it clean
     // with MALLOC_ARENA_MAX=2: allocator fragmentation, exit 0.
+    // Under Node 26 the arenas' growth outlasted both settings (22.6, 5.8,
+    // 2.9 MB a cycle, 30 B per request left allocated): undecided, exit 2,
+    // with the soak that decides it.
     match verdict.kind {
-        VerdictKind::NoRetention => assert!(route.native.is_none()),
+        VerdictKind::NoRetention => {
+            assert_eq!(finished.code, 0, "{}", finished.stderr);
+            assert!(route.native.is_none());
+        }
+        VerdictKind::Inconclusive => {
+            assert_eq!(finished.code, 2, "{}", finished.stderr);
+            assert!(
+                verdict.summary.starts_with("unexplained rss growth"),
+                "{verdict:#?}"
+            );
+            let native = route.native.as_ref().expect("the recorder ran");
+            assert!(
+                native
+                    .allocator
+                    .as_ref()
+                    .is_some_and(|a| a.fixed_by.is_none())
+            );
+        }
         VerdictKind::AllocatorFragmentation => {
+            assert_eq!(finished.code, 0, "{}", finished.stderr);
             assert!(!verdict.fails_gate);
             assert!(
                 verdict.summary.contains("no native stack keeps memory"),

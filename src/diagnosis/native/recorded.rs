@@ -150,17 +150,39 @@ fn apply_trial(into: &mut RouteResult, trial: crate::model::AllocatorTrial, unit
         );
     } else if let Some(verdict) = into.verdict.as_mut() {
         let tried: Vec<String> = trial.trials.iter().map(|t| t.setting.clone()).collect();
+        let tried = tried.join(" and with ");
         verdict.findings.push(Finding::new(
             FindingKind::NativeAttribution,
-            format!(
-                "rss grew as much with {}: not the allocator's fragmentation",
-                tried.join(" and with ")
-            ),
+            format!("rss grew as much with {tried}: not the allocator's fragmentation"),
         ));
+        unexplained(verdict, &tried, unit);
     }
     if let Some(native) = into.native.as_mut() {
         native.allocator = Some(trial);
     }
+}
+
+/// Growth in malloc's heap that the recorder, which sees every malloc,
+/// does not find kept, and that no allocator setting stops, is not yet a
+/// leak anyone can name: CI on Node 26 saw zlib's churn raise rss by
+/// 22.6, 5.8, then 2.9 MB a cycle (a curve still settling) with 30 B per
+/// request left allocated. Memory mapped outside malloc (an addon's own
+/// mmap) looks the same, so the answer is `inconclusive`, which fails the
+/// gate as undecided, with what decides it: readings over a longer time.
+fn unexplained(verdict: &mut crate::model::Verdict, tried: &str, unit: &str) {
+    verdict.kind = VerdictKind::Inconclusive;
+    verdict.fails_gate = false;
+    verdict.summary = format!(
+        "unexplained rss growth: {}; no native stack keeps memory per {unit} and rss grew as \
+         much with {tried}",
+        verdict.summary
+    );
+    verdict.action = format!(
+        "Soak the route (`leakcheck soak … -d 10m`, or `--cycles 10`): rss that levels off \
+         was a curve still settling; rss that keeps climbing per {unit} while the heap stays \
+         flat is native memory mapped outside malloc (an addon's own mmap), which \
+         `heaptrack` and the allocator settings cannot see."
+    );
 }
 
 /// Starts the target under the recorder, drives a warm-up and a measured
@@ -346,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn growth_under_every_setting_stays_off_heap_retention() {
+    fn growth_no_stack_keeps_under_every_setting_is_inconclusive() {
         let mut into = route();
         let trial = AllocatorTrial {
             trials: vec![AllocatorSetting {
@@ -358,7 +380,10 @@ mod tests {
         };
         apply_trial(&mut into, trial, "request");
         let verdict = into.verdict.as_ref().unwrap();
-        assert_eq!(verdict.kind, VerdictKind::OffHeapRetention);
+        assert_eq!(verdict.kind, VerdictKind::Inconclusive);
+        assert!(!verdict.fails_gate, "undecided, not a leak");
+        assert!(verdict.summary.starts_with("unexplained rss growth"));
+        assert!(verdict.action.contains("--cycles 10"), "{}", verdict.action);
         assert!(verdict.has_finding(FindingKind::NativeAttribution));
     }
 
