@@ -86,7 +86,7 @@ fn with_the_codes_variable(
         return name.to_string();
     };
     let variable = steps.iter().rev().find(|step| {
-        b.graph.edge_type(step.edge) == EdgeType::Context
+        code_variable(b, step.edge).is_some()
             && framework
                 .objects
                 .iter()
@@ -96,6 +96,20 @@ fn with_the_codes_variable(
         Some(step) => format!("{}{rest}", b.graph.edge_name(step.edge)),
         None => name.to_string(),
     }
+}
+
+/// The name the user's code gave a known object, when `edge` is a
+/// closure's variable. Not `this` (an arrow function inside the
+/// framework's own method captures it, as socket.io's request handler
+/// does) nor a transpiler's `_this`/`self`/`that`: nobody can find the
+/// object by those, so the framework's usual name (`io`) leads.
+fn code_variable(b: &Analysis, edge: super::graph::EdgeId) -> Option<String> {
+    const NOT_A_NAME: [&str; 4] = ["this", "_this", "self", "that"];
+    if b.graph.edge_type(edge) != EdgeType::Context {
+        return None;
+    }
+    let name = b.graph.edge_name(edge);
+    (!NOT_A_NAME.contains(&name.as_str())).then_some(name)
 }
 
 /// Whether `node` is reached from a known object by `path` (the object's
@@ -151,11 +165,7 @@ fn under_known_object(b: &Analysis, named: &[Step], engine_name: &str) -> Option
         // A variable keeps the name the code gave it (`const server =
         // express()`); the framework's usual name is for what the engine
         // reaches through its own slots.
-        let start = if graph.edge_type(step.edge) == EdgeType::Context {
-            graph.edge_name(step.edge)
-        } else {
-            object_name
-        };
+        let start = code_variable(b, step.edge).unwrap_or(object_name);
         let mut name = start.clone();
         for later in &named[index + 1..] {
             let slot = graph.edge_name(later.edge);

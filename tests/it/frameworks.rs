@@ -1,5 +1,5 @@
 //! Holders in the framework's own words (frameworks/*.yaml): real Express,
-//! Koa, Fastify and RxJS apps from npm (installed once with the known
+//! Koa, Fastify, RxJS and socket.io apps from npm (installed once with the known
 //! leaks' packages, tests/targets/known/package.json), each leaking through
 //! the framework's own structure, named as its users write it, with the
 //! action that applies and never the word "listener"; the per-request
@@ -145,5 +145,29 @@ fn an_rxjs_subscription_per_request_is_the_subjects_subscribers_by_its_variable(
     let (_, route) = check(script, &node(), &[], "2000", &[]);
     let holder = first_holder(&route);
     assert_eq!(holder.kind, HolderKind::SubscriptionList, "{holder:#?}");
+    clean_under(script, &node(), &[("FIXED", "1")]);
+}
+
+#[test]
+fn a_socketio_namespace_per_request_is_named_io_nsps_at_the_line_that_makes_it() {
+    let script = "socketio-namespace-per-request.cjs";
+    let (known, action) = recognised_under(
+        script,
+        "socketio-namespace-per-request",
+        &node(),
+        &[],
+        "2000",
+        &[],
+    );
+    assert_eq!(known.package, "socket.io");
+    // The arrow function socket.io attaches captures `this`: the name is
+    // the framework's `io`, and the line is code, not the comment above
+    // it that says "Socket.io".
+    assert!(action.contains("Held by `io._nsps`"), "{action}");
+    assert!(action.contains("io.of(`/tenant-"), "{action}");
+    let (_, route) = check(script, &node(), &[], "2000", &[]);
+    let holder = first_holder(&route);
+    assert_eq!(holder.kind, HolderKind::RouteTable, "{holder:#?}");
+    says_no_listener(&holder, &verdict_of(&route).action);
     clean_under(script, &node(), &[("FIXED", "1")]);
 }

@@ -10,7 +10,7 @@ use leakcheck::model::KnownLeak;
 
 use crate::util::*;
 
-const TARGETS: [&str; 16] = [
+const TARGETS: [&str; 17] = [
     "node-timer-primitive.cjs",
     "debug-instances.cjs",
     "winston-handle-exceptions.cjs",
@@ -27,6 +27,7 @@ const TARGETS: [&str; 16] = [
     "graphql-tag-dynamic-query.cjs",
     "marked-use-per-render.cjs",
     "winston-logger-per-request.cjs",
+    "socketio-namespace-per-request.cjs",
 ];
 
 pub(crate) fn project() -> PathBuf {

@@ -187,3 +187,75 @@ fn a_servers_capped_log_is_followed_to_its_cap_beside_the_cache_that_leaks() {
     assert!(action.starts_with("`cache`"), "{action}");
     assert!(!action.contains("recentKeys"), "{action}");
 }
+
+/// A route whose one growth is a log filling to its cap of 10 000: the
+/// bytes read retention while it fills, the diagnosis follows it to the
+/// cap, and the heap read after the cap decides: flat, so `no-retention`
+/// with the cap named and the byte verdict kept as a finding.
+#[test]
+fn a_server_whose_only_growth_fills_a_capped_log_reads_no_retention() {
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/logged?id={n}"])
+        .cycles(3)
+        .requests("2000")
+        .run(&target_command("traffic-server.mjs", port));
+    let result = finished.result();
+    let route = &result.routes[0];
+    let verdict = verdict_of(route);
+    assert_eq!(verdict.kind, VerdictKind::NoRetention, "{verdict:#?}");
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    assert!(
+        verdict.has_finding(FindingKind::CappedCollection),
+        "{verdict:#?}"
+    );
+    assert!(
+        verdict.has_finding(FindingKind::BytesBelowResolution),
+        "{verdict:#?}"
+    );
+    assert!(
+        verdict.summary.contains("`recentVisits`"),
+        "{}",
+        verdict.summary
+    );
+    let diagnosis = route.diagnosis.as_ref().expect("a diagnosis");
+    let log = &diagnosis.collections[0];
+    assert_eq!(
+        (log.state, log.entries_after),
+        (CollectionState::Capped, 10_000)
+    );
+}
+
+/// The page of issue 61: a history capped at 1 000 views of 4 KB each,
+/// heavy enough that its filling reads as retention in the bytes. Followed
+/// to the cap, the heap read after the cap decides: flat, `no-retention`,
+/// and no advice names fewer cycles than ran.
+#[test]
+fn a_page_whose_heavy_history_fills_to_its_cap_reads_no_retention() {
+    if !chromium_installed() {
+        return;
+    }
+    let finished = page_run("history.html?cap=1000&size=4000", &["click #open"], &[]);
+    let result = finished.result();
+    let route = &result.routes[0];
+    let verdict = verdict_of(route);
+    assert_eq!(verdict.kind, VerdictKind::NoRetention, "{verdict:#?}");
+    assert_eq!(finished.code, 0, "{}", finished.stderr);
+    let diagnosis = route.diagnosis.as_ref().expect("a diagnosis");
+    let history = diagnosis
+        .collections
+        .iter()
+        .find(|c| c.name == "viewHistory")
+        .unwrap_or_else(|| panic!("{:#?}", diagnosis.collections));
+    assert_eq!(
+        (history.state, history.entries_after),
+        (CollectionState::Capped, 1_000)
+    );
+    assert!(verdict.has_finding(FindingKind::CappedCollection));
+    assert!(
+        verdict.summary.contains("reached its cap"),
+        "{}",
+        verdict.summary
+    );
+    assert!(!verdict.action.contains("--cycles"), "{}", verdict.action);
+}

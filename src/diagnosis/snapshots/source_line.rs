@@ -52,8 +52,31 @@ fn named_at(text: &str, name: &str) -> Option<usize> {
     text.match_indices(name).map(|(at, _)| at).find(|&at| {
         let before = text[..at].chars().next_back();
         let after = text[at + name.len()..].chars().next();
-        !before.is_some_and(part_of_identifier) && !after.is_some_and(part_of_identifier)
+        !before.is_some_and(part_of_identifier)
+            && !after.is_some_and(part_of_identifier)
+            && !inside_a_string(&text[..at])
     })
+}
+
+/// Whether the text that precedes a match leaves it inside a string
+/// literal (`'/socket.io/'` does not name the variable `io`). A template
+/// literal's `${…}` is code, so it ends the string there.
+fn inside_a_string(before: &str) -> bool {
+    let mut open: Option<char> = None;
+    let mut escaped = false;
+    let mut previous = ' ';
+    for c in before.chars() {
+        match open {
+            _ if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some('`') if c == '{' && previous == '$' => open = None,
+            Some(quote) if c == quote => open = None,
+            None if matches!(c, '\'' | '"' | '`') => open = Some(c),
+            _ => {}
+        }
+        previous = c;
+    }
+    open.is_some()
 }
 
 /// Where the holder is named: its line and column (1-based, the column in
@@ -92,6 +115,11 @@ pub fn find_line(source: &str, line: u32, column: u32, identifiers: &[String]) -
             .char_indices()
             .nth(skip)
             .map_or("", |(at, _)| &full[at..]);
+        // A comment names things in prose ("Socket.io answers its own
+        // path" is not the variable `io`), and its braces are not code.
+        if is_comment(text) {
+            continue;
+        }
         let at = identifiers
             .iter()
             .filter_map(|name| named_at(text, name))
@@ -119,6 +147,13 @@ pub fn find_line(source: &str, line: u32, column: u32, identifiers: &[String]) -
         }
     }
     None
+}
+
+/// Whether a line is only a comment (`//`, or inside a `/* */` block by
+/// its usual leading `*`).
+fn is_comment(text: &str) -> bool {
+    let code = text.trim_start();
+    code.starts_with("//") || code.starts_with("/*") || code.starts_with('*')
 }
 
 /// The line as shown: whole when short, else the stretch around the name
@@ -201,6 +236,28 @@ mod tests {
                 text: "keptRequests.push(record);".into()
             })
         );
+    }
+
+    #[test]
+    fn a_comment_that_names_the_holder_in_prose_is_not_its_line() {
+        let source = "server.on('request', (req, res) => {\n\
+            \x20 // Socket.io answers its own path { so skip it\n\
+            \x20 /* io is the server\n\
+            \x20  * io again */\n\
+            \x20 io.of(name).emit('x');\n\
+            });\n";
+        let found = find_line(source, 1, 22, &ids(&["io", "_nsps"])).unwrap();
+        assert_eq!(found.line, 5, "{found:?}");
+        assert_eq!(found.text, "io.of(name).emit('x');");
+    }
+
+    #[test]
+    fn a_name_inside_a_string_is_not_the_variable() {
+        assert!(!names("if (url.startsWith('/socket.io/')) return;", "io"));
+        assert!(!names(r#"log("it's io")"#, "io"));
+        assert!(names("emit(`/${io.name}`)", "io"));
+        assert!(names("const a = 'x'; io.of(a)", "io"));
+        assert!(names(r"const a = 'it\'s'; io.of(a)", "io"));
     }
 
     #[test]
