@@ -12,8 +12,31 @@ use crate::units::{parse_bytes, parse_duration};
 pub struct WatchArgs {
     /// Watch a running Node process: its inspector is opened with SIGUSR1
     /// on 127.0.0.1 (and closed again on exit if leakcheck opened it).
+    /// Repeat it for several; a primary's Node workers are watched with it.
     #[arg(long, value_name = "PID", conflicts_with = "inspect")]
-    pub pid: Option<u32>,
+    pub pid: Vec<u32>,
+    /// Watch every Node process this user may attach to, and those that
+    /// start later (narrow it with --match or --cgroup-of).
+    #[arg(long, conflicts_with = "inspect")]
+    pub all: bool,
+    /// With --all: only processes whose command line contains PATTERN.
+    #[arg(long = "match", value_name = "PATTERN", requires = "all")]
+    pub pattern: Option<String>,
+    /// With --all: only processes in the same cgroup (container, systemd
+    /// unit) as PID.
+    #[arg(long, value_name = "PID", requires = "all")]
+    pub cgroup_of: Option<u32>,
+    /// Serve the verdicts as Prometheus/OpenMetrics text on HOST:PORT
+    /// (`127.0.0.1:9464`; loopback unless --metrics-public).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics: Option<String>,
+    /// Allow --metrics on an address other machines can reach.
+    #[arg(long, requires = "metrics")]
+    pub metrics_public: bool,
+    /// The span a watch without -d judges: older readings leave the
+    /// judgement and memory, not the checkpoint [default: 1h].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub window: Option<Duration>,
     /// Watch through a running inspector: `HOST:PORT` or a `ws://` URL.
     #[arg(long, value_name = "HOST:PORT|ws://URL")]
     pub inspect: Option<String>,

@@ -8,6 +8,7 @@ use crate::model::{RunResult, Settings, TargetInfo, WatchSettings};
 use crate::process::Target;
 use crate::settings::{WatchProps, WatchTarget};
 use crate::watch::Watch;
+use crate::watch::fleet::Fleet;
 
 /// How long a launched command whose watch failed has to show it is
 /// exiting before it is stopped.
@@ -21,9 +22,28 @@ pub async fn run(props: WatchProps) -> anyhow::Result<RunEnd> {
         false,
     )?;
     let mut result = new_result(&props);
+    if let WatchTarget::Fleet(selection) = &props.target {
+        let mut fleet = Fleet::default();
+        let work = fleet.run(&props, selection, &mut result, &frame.progress);
+        let measured = frame.guard(work, None).await;
+        frame.progress.end_live();
+        fleet
+            .finish(&mut result, &frame.progress, measured.is_err())
+            .await;
+        frame.record(&mut result, measured, None, None);
+        return frame.close(result);
+    }
     let (faults, mut fault) = tokio::sync::watch::channel(None::<String>);
     let mut launched: Option<Target> = None;
     let mut watch = Watch::default();
+    let server = match &props.metrics {
+        Some(metrics) => {
+            let board = crate::watch::metrics::Board::default();
+            watch.board = Some(board.clone());
+            Some(crate::watch::metrics::start(metrics, &board, &frame.progress).await?)
+        }
+        None => None,
+    };
     let work = watch.run(&props, &mut launched, faults, &mut result, &frame.progress);
     let measured = frame.guard(work, Some(&mut fault)).await;
     frame.progress.end_live();
@@ -38,6 +58,9 @@ pub async fn run(props: WatchProps) -> anyhow::Result<RunEnd> {
         // (`finish` closed it). A moment for that, so that the command is
         // found exited with its error rather than stopped before it spoke.
         let _ = tokio::time::timeout(DYING_GRACE, fault.wait_for(Option::is_some)).await;
+    }
+    if let Some(server) = server {
+        server.abort();
     }
     let stopped = frame.stop(launched.as_mut(), "the watched command").await;
     frame.record(&mut result, measured, launched.as_ref(), stopped);

@@ -46,7 +46,7 @@ pub use soak::{SoakResult, SoakSettings, TimeDecision, TimeFit};
 pub use verdict::{
     Figure, Finding, FindingKind, MetricFit, RetainedPerRequest, Trend, Verdict, VerdictKind,
 };
-pub use watch::{Detached, LimitReach, WatchResult, WatchSettings, WatchSnapshot};
+pub use watch::{Detached, LimitReach, WatchExit, WatchResult, WatchSettings, WatchSnapshot};
 
 /// Bumped when a field changes meaning or disappears (not when one is added).
 /// 2: `outcome.target_stopped` is an object (`how`, `exit_code`, `signal`)

@@ -137,6 +137,9 @@ pub enum FindingKind {
     /// does more work than the one before (listeners, middleware or hooks
     /// added per unit), with growth a leak's strongest companion.
     Slowdown,
+    /// A watched process exited mid-watch: the verdict is on the readings
+    /// taken before (a fleet watch reports it and goes on).
+    TargetExited,
 }
 
 impl FindingKind {
@@ -167,6 +170,7 @@ impl FindingKind {
             FindingKind::OverMaxPeak => "over-max-peak",
             FindingKind::CappedCollection => "capped-collection",
             FindingKind::Slowdown => "slowdown",
+            FindingKind::TargetExited => "target-exited",
         }
     }
 }

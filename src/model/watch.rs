@@ -96,6 +96,22 @@ pub struct WatchResult {
     pub checkpoint: Option<String>,
     /// How leakcheck left the target.
     pub detached: Detached,
+    /// The process exited while watched (a fleet watch goes on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exited: Option<WatchExit>,
+}
+
+/// A watched process that exited mid-watch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchExit {
+    /// Seconds it was watched before it exited.
+    pub after_s: f64,
+    /// "exited after 3 min watched".
+    pub reason: String,
+    /// Its last after-GC heapUsed as a share of V8's heap limit (0.0–1.0),
+    /// when both are known: near 1, it ran out of memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_share_of_limit: Option<f64>,
 }
 
 /// When the growth reaches a limit.

@@ -23,4 +23,4 @@ pub use run::{
     DiscoverySettings, LoadSettings, MethodSettings, RequestProps, RoutesProps, RunSettings,
     SoakProps, TargetSettings,
 };
-pub use watch::{WatchProps, WatchTarget};
+pub use watch::{MetricsProps, Selection, WatchProps, WatchTarget};

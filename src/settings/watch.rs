@@ -13,12 +13,36 @@ pub enum WatchTarget {
     Pid(u32),
     /// `--inspect HOST:PORT|ws://URL`: a running inspector.
     Inspect(String),
+    /// Many processes at once (`--pid P --pid Q`, `--all`, a primary with
+    /// Node workers): one judgement per process, processes that start
+    /// later picked up (`crate::watch::fleet`).
+    Fleet(Selection),
     /// A command leakcheck starts (and stops when the watch ends).
     Launch {
         command: Vec<String>,
         ready_timeout: Duration,
         grace: Duration,
     },
+}
+
+/// Which processes a fleet watch takes, looked for again as it runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selection {
+    /// `--pid`s given, each with its Node descendants (a cluster's or
+    /// PM2's workers, found through their primary).
+    pub pids: Vec<u32>,
+    /// `--all`: every Node process this user may attach to.
+    pub all: bool,
+    /// `--match`: only processes whose command line contains it.
+    pub pattern: Option<String>,
+    /// `--cgroup-of PID`: only processes in that process's cgroup.
+    pub cgroup_of: Option<u32>,
+}
+
+/// `--metrics`: where the Prometheus text endpoint listens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsProps {
+    pub addr: std::net::SocketAddr,
 }
 
 #[derive(Debug, Clone)]
@@ -45,18 +69,27 @@ pub struct WatchProps {
     pub checkpoint: Option<PathBuf>,
     /// How long one call into the target may take.
     pub inspector_timeout: Duration,
+    /// The span an indefinite watch judges (`--window`): readings older
+    /// than this leave the judgement (and memory), not the checkpoint.
+    pub window: Option<Duration>,
+    /// `--metrics HOST:PORT`.
+    pub metrics: Option<MetricsProps>,
     pub output: OutputProps,
     pub quiet: bool,
 }
 
 impl WatchProps {
-    /// The checkpoint file for process `pid`.
+    /// The checkpoint file for process `pid`: `--checkpoint` when it names
+    /// a file, else `leakcheck-watch-PID.ndjson` in its folder (or here).
     pub fn checkpoint_path(&self, pid: Option<u32>) -> PathBuf {
-        self.checkpoint.clone().unwrap_or_else(|| {
-            PathBuf::from(match pid {
-                Some(pid) => format!("leakcheck-watch-{pid}.ndjson"),
-                None => "leakcheck-watch.ndjson".to_string(),
-            })
-        })
+        let name = PathBuf::from(match pid {
+            Some(pid) => format!("leakcheck-watch-{pid}.ndjson"),
+            None => "leakcheck-watch.ndjson".to_string(),
+        });
+        match &self.checkpoint {
+            Some(dir) if dir.is_dir() => dir.join(name),
+            Some(file) => file.clone(),
+            None => name,
+        }
     }
 }

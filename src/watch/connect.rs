@@ -46,6 +46,9 @@ pub async fn attach(
             (activated.url, activated.opened)
         }
         WatchTarget::Inspect(spec) => (resolve_inspector(spec, allow_remote).await?, false),
+        WatchTarget::Fleet(_) => {
+            anyhow::bail!("several processes are watched by `fleet`, each attached by its pid")
+        }
         WatchTarget::Launch {
             command,
             ready_timeout,

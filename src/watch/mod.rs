@@ -22,8 +22,11 @@
 
 pub mod checkpoint;
 pub mod connect;
+pub mod discover;
 mod evidence;
+pub mod fleet;
 mod forcing;
+pub mod metrics;
 pub mod observer;
 mod record;
 pub mod sites;
@@ -90,6 +93,11 @@ pub struct Watch {
     /// `--until-decided` stopped on a decision: it is not judged again.
     decided: bool,
     tally: Tally,
+    /// Where each judgement is published for `--metrics`.
+    pub board: Option<metrics::Board>,
+    /// Told once the attach is over, whether it worked or not: a fleet
+    /// signals its next process only then.
+    pub attached_signal: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 impl Watch {
@@ -109,7 +117,11 @@ impl Watch {
             launched,
             faults,
         )
-        .await?;
+        .await;
+        if let Some(signal) = self.attached_signal.take() {
+            let _ = signal.send(());
+        }
+        let attached = attached?;
         result.target.pid = attached.pid;
         result.target.node_version = attached.node_version.clone();
         result.target.cwd = attached.cwd.clone();
@@ -128,6 +140,12 @@ impl Watch {
         );
         let path = props.checkpoint_path(attached.pid);
         let mut checkpoint = Checkpoint::open(&path)?;
+        // A watch restarted on the same process continues its series: the
+        // readings its checkpoint holds within the window come first.
+        let resumed = match attached.pid {
+            Some(pid) => checkpoint::earlier_readings(&path, pid, props.window, unix_now()),
+            None => Vec::new(),
+        };
         checkpoint.append(
             "start",
             &json!({ "pid": attached.pid, "node_version": attached.node_version,
@@ -144,7 +162,20 @@ impl Watch {
             self.sampler = Some(SiteSampler::start(&inspector, props.sample_interval).await?);
         }
         let now_unix = unix_now();
-        self.started = Some((Instant::now(), now_unix));
+        let started_unix = resumed
+            .first()
+            .map_or(now_unix, |r| (r.at_ms / 1000.0).min(now_unix));
+        self.started = Some((Instant::now(), started_unix));
+        for reading in &resumed {
+            record::add_reading(route_of(result), reading, started_unix);
+        }
+        if !resumed.is_empty() {
+            progress.say(&format!(
+                "continuing the series of {}: {} readings from its checkpoint",
+                route_of(result).route,
+                resumed.len()
+            ));
+        }
         let version = result.target.node_version.clone();
         progress.say(&format!(
             "watching {} (Node {}): readings at its own major collections, appended to {}; \
@@ -263,6 +294,9 @@ impl Watch {
                 checkpoint.append("reading", reading)?;
             }
         }
+        if let Some(window) = props.window {
+            record::keep_window(route, window);
+        }
         let elapsed_s = started.elapsed().as_secs_f64();
         // The fits are pairwise (quadratic in the readings): judged again
         // only when a reading came, the counts kept current every drain.
@@ -283,6 +317,7 @@ impl Watch {
                 unix_now(),
             ),
         }
+        self.publish(route, drained.readings.last().map(|r| r.at_ms / 1000.0));
         if !drained.readings.is_empty()
             && let (Some(checkpoint), Some(verdict)) = (self.checkpoint.as_mut(), &route.verdict)
         {
@@ -294,6 +329,30 @@ impl Watch {
             )?;
         }
         Ok(())
+    }
+
+    /// How long it has watched, once it began.
+    pub fn started_at(&self) -> Option<Duration> {
+        self.started.map(|(at, _)| at.elapsed())
+    }
+
+    /// Puts the route as judged now on the `--metrics` board.
+    fn publish(&self, route: &RouteResult, last_reading_unix_s: Option<f64>) {
+        let (Some(board), Some(pid)) = (&self.board, self.attached.as_ref().and_then(|a| a.pid))
+        else {
+            return;
+        };
+        let mut entry = board.entry(pid).unwrap_or_default();
+        entry.route = route.clone();
+        entry.up = true;
+        entry.command = crate::procfs::command_line(pid);
+        if last_reading_unix_s.is_some() {
+            entry.last_reading_unix_s = last_reading_unix_s;
+        }
+        if let Some(sampler) = &self.sampler {
+            entry.site = sampler.grown(1).into_iter().next().or(entry.site);
+        }
+        board.publish(pid, entry);
     }
 
     /// After the watch, however it ended: the last readings, the evidence

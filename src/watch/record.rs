@@ -63,6 +63,34 @@ pub fn add_reading(route: &mut RouteResult, reading: &Reading, started_unix_s: f
     });
 }
 
+/// Readings an indefinite watch keeps in its window at most: at one every
+/// two seconds (a busy process's major collections, or the drain's pace)
+/// an hour is 1 800; the fit is pairwise, so the bound keeps it cheap.
+const MOST_WINDOW_READINGS: usize = 2_000;
+
+/// Drops the readings older than `window` before the last one (and the
+/// oldest past `MOST_WINDOW_READINGS`): an indefinite watch judges the
+/// last hour of traffic, in bounded memory. The checkpoint keeps them.
+pub fn keep_window(route: &mut RouteResult, window: std::time::Duration) {
+    let Some(last) = route.cycles.last().and_then(|c| c.read_at_s) else {
+        return;
+    };
+    let from = last - window.as_secs_f64();
+    let stale = route
+        .cycles
+        .iter()
+        .take_while(|c| c.read_at_s.is_some_and(|at| at < from))
+        .count();
+    let over = route.cycles.len().saturating_sub(MOST_WINDOW_READINGS);
+    let drop = stale.max(over);
+    if drop > 0 {
+        route.cycles.drain(..drop);
+        for (index, cycle) in route.cycles.iter_mut().enumerate() {
+            cycle.cycle = index as u32 + 1;
+        }
+    }
+}
+
 /// Judges the route's readings so far into its verdict and `route.watch`;
 /// `force_gc_every` is the `--force-gc-every` in force; `now_unix_s`
 /// dates the projection.

@@ -42,3 +42,4 @@ mod too_little;
 mod traffic;
 mod verdicts;
 mod watch;
+mod watch_fleet;
