@@ -6,7 +6,21 @@
 set -uo pipefail
 out="${RUNNER_TEMP:?RUNNER_TEMP is set by the Actions runner}/leakcheck-report"
 mkdir -p "$out"
+if [ -n "${INPUT_MERGE:-}" ]; then
+  # The merge job: the shards' results into one report and exit code.
+  leakcheck report --merge "$INPUT_MERGE" --json "$out/leakcheck.json" \
+    --html "$out/leakcheck.html" --markdown "$out/leakcheck.md"
+  code=$?
+  cat "$out/leakcheck.md" >> "${GITHUB_STEP_SUMMARY:-/dev/null}" 2>/dev/null ||
+    echo "### leakcheck could not merge the shards (exit $code): see the step's log" >> "${GITHUB_STEP_SUMMARY:-/dev/null}"
+  {
+    echo "exit-code=$code"
+    echo "json=$out/leakcheck.json"
+  } >> "${GITHUB_OUTPUT:-/dev/null}"
+  exit "$code"
+fi
 args=(run --url "${INPUT_URL:?the url input is required}")
+[ -n "${INPUT_SHARD:-}" ] && args+=(--shard "$INPUT_SHARD")
 for route in ${INPUT_ROUTES:-}; do
   args+=(--route "$route")
 done

@@ -34,7 +34,13 @@ pub struct OutputArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A result written by `leakcheck run --json FILE`.
-    pub result: String,
+    #[arg(required_unless_present = "merge")]
+    pub result: Option<String>,
+    /// Merge the JSON results of a run's shards (`run --shard I/N`), or a
+    /// folder of them, into one result: one report, one baseline
+    /// comparison, the exit code the whole run would have had.
+    #[arg(long, value_name = "RESULT", num_args = 1.., conflicts_with = "result")]
+    pub merge: Vec<String>,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Write the (compared) result as JSON to FILE (`-` for stdout).

@@ -55,6 +55,10 @@ pub struct RunArgs {
     pub routes: Vec<String>,
     #[command(flatten)]
     pub discovery: super::DiscoveryArgs,
+    /// Check only shard I of N of the routes (`2/4`), for a CI job matrix;
+    /// `leakcheck report --merge` joins the shards' JSON results.
+    #[arg(long, value_name = "I/N", value_parser = crate::routes::shard::Shard::parse)]
+    pub shard: Option<crate::routes::shard::Shard>,
     /// Load cycles per route, each followed by a forced collection; `auto`
     /// repeats small cycles until the verdict is decided (see README,
     /// "Sequential cycles") [default: auto, or 3 when -a is given].

@@ -375,6 +375,7 @@ fn new_result(props: &PageProps) -> RunResult {
                 max_requests: u64::from(seq.max_cycles) * props.iterations,
             }),
             discovery: None,
+            shard: None,
             invocation: None,
         },
     )

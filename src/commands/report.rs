@@ -3,12 +3,16 @@
 
 use crate::report::baseline::load_result;
 use crate::report::{attach_comparison, emit_all};
-use crate::settings::ReportProps;
+use crate::settings::{ReportProps, ReportSource};
 
 use super::frame::RunEnd;
 
 pub async fn run(props: ReportProps) -> anyhow::Result<RunEnd> {
-    let mut result = load_result(&props.result)?;
+    let merged = matches!(props.source, ReportSource::Merge(_));
+    let mut result = match &props.source {
+        ReportSource::Result(path) => load_result(path)?,
+        ReportSource::Merge(paths) => crate::report::merge::merge_files(paths)?,
+    };
     // A result saved before an entry was added is recognised now.
     crate::known::recognise_all(&mut result);
     attach_comparison(&mut result, &props.output)?;
@@ -16,6 +20,10 @@ pub async fn run(props: ReportProps) -> anyhow::Result<RunEnd> {
     super::exports::write_exports(&result, &props.output, &|m| {
         crate::report::to_stderr(&format!("{m}\n"))
     })?;
+    if merged {
+        // The exit code the whole run would have had.
+        return Ok(super::outcome::run_end(&result));
+    }
     let regressed = result
         .comparison
         .as_ref()

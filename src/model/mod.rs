@@ -38,7 +38,7 @@ pub use native::{
     AllocatorSetting, AllocatorTrial, JsFrame, NativeDiagnosis, NativeFrame, NativeSite,
 };
 pub use outcome::{ExitStatus, Outcome, OutcomeStatus, Stopped};
-pub use routes::{FoundRoute, RouteDiscovery, SkippedRoute};
+pub use routes::{FoundRoute, RouteDiscovery, ShardInfo, SkippedRoute};
 pub use rss_parts::{RssPart, RssParts};
 pub use sample::{Metric, Quantity, RESOURCE_PREFIXES, Resource, ResourceFamily, Sample, Series};
 pub use sequential::{SequentialResult, SequentialSettings, SequentialStop};
@@ -144,6 +144,9 @@ pub struct Settings {
     /// Where the routes came from when none was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discovery: Option<RouteDiscovery>,
+    /// `--shard I/N`: this result holds one shard's routes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
     /// The leakcheck command line that ran this check, quoted for a shell,
     /// with header values, bodies and secret-looking values hidden as `***`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

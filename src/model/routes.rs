@@ -32,6 +32,21 @@ pub struct FoundRoute {
     /// "redirects (302) to /login", when its first requests did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Its first requests' pace, seconds per request: what `--shard`
+    /// weighs it by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pace_s: Option<f64>,
+}
+
+/// `--shard I/N`: this runner's part of the run's routes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 1-based, as CI matrices count.
+    pub index: u32,
+    pub count: u32,
+    /// Every route the split was made from, in the run's order: what the
+    /// merge checks the shards against.
+    pub all_routes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -10,6 +10,7 @@ mod json;
 pub mod load_view;
 mod loop_view;
 mod markdown;
+pub mod merge;
 pub mod output;
 mod paths;
 pub mod progress;

@@ -21,6 +21,7 @@ pub mod first_requests;
 pub mod next;
 pub mod openapi;
 pub mod plan;
+pub mod shard;
 
 use serde::Serialize;
 

@@ -17,7 +17,7 @@ pub use attach::{Attach, SampleProps, SnapshotProps};
 pub use function::FnProps;
 pub use heap::{DiffProps, InspectProps};
 pub use load_command::LoadProps;
-pub use output::ReportProps;
+pub use output::{ReportProps, ReportSource};
 pub use page::{PageProps, PageScenario};
 pub use run::{
     DiscoverySettings, LoadSettings, MethodSettings, RequestProps, RoutesProps, RunSettings,

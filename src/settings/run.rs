@@ -80,6 +80,8 @@ pub struct LoadSettings {
     /// when routes are given, a scenario or a driver sends its own, or a
     /// soak (one route).
     pub discovery: Option<DiscoverySettings>,
+    /// `--shard I/N`: check only this runner's part of the routes.
+    pub shard: Option<crate::routes::shard::Shard>,
 }
 
 /// Where the routes come from when none is given, and what is sent (the

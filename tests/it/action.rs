@@ -12,9 +12,11 @@ use std::process::{Command, Stdio};
 use crate::npm::run_lines;
 use crate::util::*;
 
-const INPUTS: [&str; 7] = [
+const INPUTS: [&str; 9] = [
     "url",
     "command",
+    "shard",
+    "merge",
     "routes",
     "scenario",
     "max-retained",
@@ -136,6 +138,28 @@ fn the_action_installs_this_commit_and_fails_the_step_on_a_leak() {
         "{summary}"
     );
     assert!(summary.contains("#### Compared with"), "{summary}");
+
+    // A matrix of two shards, then the merge job over their results.
+    let shards = runner.file("shards");
+    std::fs::create_dir(&shards).unwrap();
+    for shard in ["1/2", "2/2"] {
+        let mut shard_inputs = inputs("/churn\n/leak", String::new());
+        shard_inputs.push(("INPUT_SHARD", shard.to_string()));
+        let checked = runner.step(check, &path, &shard_inputs);
+        assert!([0, 1].contains(&checked.code), "{}", checked.stderr);
+        let name = format!("shard-{}.json", &shard[..1]);
+        std::fs::copy(report.join("leakcheck.json"), shards.join(name)).unwrap();
+    }
+    std::fs::write(runner.file("summary.md"), "").unwrap();
+    let merged = runner.step(
+        check,
+        &path,
+        &[("INPUT_MERGE", shards.display().to_string())],
+    );
+    assert_eq!(merged.code, 1, "the merged run leaks: {}", merged.stderr);
+    let summary = std::fs::read_to_string(runner.file("summary.md")).unwrap();
+    assert!(summary.contains("/leak"), "{summary}");
+    assert!(summary.contains("/churn"), "{summary}");
     assert!(port_is_free(port));
 }
 

@@ -34,6 +34,7 @@ mod routes;
 mod run_demo;
 mod run_faults;
 mod sequential;
+mod shards;
 mod snapshots;
 mod soak;
 mod static_binary;

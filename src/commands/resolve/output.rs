@@ -2,7 +2,7 @@
 
 use crate::cli::{OutputArgs, ReportArgs};
 use crate::report::{OutputProps, OutputTarget};
-use crate::settings::ReportProps;
+use crate::settings::{ReportProps, ReportSource};
 
 impl OutputArgs {
     pub fn into_props(self, json: Option<OutputTarget>) -> anyhow::Result<OutputProps> {
@@ -34,7 +34,13 @@ impl OutputArgs {
 impl ReportArgs {
     pub fn into_props(self) -> anyhow::Result<ReportProps> {
         let output = self.output.into_props(self.json)?;
-        if output.json.is_none()
+        let source = match self.result {
+            Some(result) => ReportSource::Result(result),
+            None => ReportSource::Merge(self.merge),
+        };
+        // A merge is the whole run's report: its table alone is worth it.
+        if matches!(source, ReportSource::Result(_))
+            && output.json.is_none()
             && output.html.is_none()
             && output.markdown.is_none()
             && output.baseline.is_none()
@@ -46,10 +52,7 @@ impl ReportArgs {
                  --issue-draft DIR or --evidence DIR"
             );
         }
-        Ok(ReportProps {
-            result: self.result,
-            output,
-        })
+        Ok(ReportProps { source, output })
     }
 }
 

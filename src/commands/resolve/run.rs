@@ -143,6 +143,7 @@ impl RunArgs {
                 load_cmd: self.load_cmd,
                 driver_logs: self.driver_logs,
                 discovery,
+                shard: self.shard,
             },
             method: MethodSettings {
                 max_retained: self.max_retained,

@@ -130,6 +130,7 @@ async fn first_answers(session: &Session<'_>, plan: &CyclePlan, found: &Found) -
             pattern,
             path: route.path.clone(),
             note: answers.redirect(),
+            pace_s: Some(answers.seconds),
         });
     }
     report.estimate_s = estimate(plan, &seconds_per_request);
@@ -172,4 +173,58 @@ fn estimate(plan: &CyclePlan, seconds_per_request: &[f64]) -> Option<f64> {
             .map(|s| requests * s / connections + ROUTE_OVERHEAD_S)
             .sum(),
     )
+}
+
+/// `--shard I/N`: the part of `routes` this runner checks (see
+/// `crate::routes::shard` for the rule), recorded in the result with the
+/// whole list the merge checks the shards against.
+pub(super) fn this_shard(
+    shard: Option<crate::routes::shard::Shard>,
+    routes: Vec<String>,
+    plan: &mut CyclePlan,
+    result: &mut RunResult,
+    progress: &crate::report::progress::Progress,
+) -> Vec<String> {
+    let Some(shard) = shard else {
+        return routes;
+    };
+    let pace_of = |name: &str| {
+        result
+            .settings
+            .discovery
+            .as_ref()
+            .and_then(|d| d.checked.iter().find(|r| r.name == name))
+            .and_then(|r| r.pace_s)
+    };
+    let weighed: Vec<(String, Option<f64>)> =
+        routes.iter().map(|r| (r.clone(), pace_of(r))).collect();
+    let shards = crate::routes::shard::assign(&weighed, shard.count);
+    let kept: Vec<String> = routes
+        .iter()
+        .zip(&shards)
+        .filter(|(_, s)| **s == shard.index)
+        .map(|(r, _)| r.clone())
+        .collect();
+    progress.say(&format!(
+        "shard {}/{}: {} of the {} routes{}",
+        shard.index,
+        shard.count,
+        kept.len(),
+        routes.len(),
+        if kept.is_empty() {
+            " (more shards than routes): nothing to check here"
+        } else {
+            ""
+        }
+    ));
+    if !plan.routes.is_empty() {
+        plan.routes.retain(|r| kept.contains(&r.name));
+    }
+    result.settings.routes = kept.clone();
+    result.settings.shard = Some(crate::model::ShardInfo {
+        index: shard.index,
+        count: shard.count,
+        all_routes: routes,
+    });
+    kept
 }

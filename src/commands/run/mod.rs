@@ -73,6 +73,13 @@ pub async fn run(props: RunSettings) -> anyhow::Result<RunEnd> {
     let work = async {
         let (routes, probe) =
             discover::routes_to_check(&mut session, &mut plan, routes, &mut result).await?;
+        let routes = discover::this_shard(
+            props.load.shard,
+            routes,
+            &mut plan,
+            &mut result,
+            &frame.progress,
+        );
         measure(&mut session, &plan, &routes, &mut result, probe).await
     };
     let measured = frame.guard(work, Some(&mut fault)).await;

@@ -156,6 +156,7 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
                 max_requests: u64::from(seq.max_cycles) * props.load.requests,
             }),
             discovery: None,
+            shard: None,
             invocation: None,
         },
     )
