@@ -58,25 +58,65 @@ fn named_at(text: &str, name: &str) -> Option<usize> {
     })
 }
 
-/// Whether the text that precedes a match leaves it inside a string
-/// literal (`'/socket.io/'` does not name the variable `io`). A template
-/// literal's `${…}` is code, so it ends the string there.
+/// Lines longer than this are a bundle's (minified code on one line):
+/// there a regular expression's quote (`/'/g`, common in escaping
+/// helpers) would throw the reading of strings off for the rest of the
+/// program, so matches in them are taken as found, as before.
+const MOST_LEXED_CHARS: usize = 400;
+
+/// Whether the text that precedes a match leaves it inside a string or
+/// template literal (`'/socket.io/'` does not name the variable `io`). A
+/// template's `${…}` is code, braces nested in it counted.
 fn inside_a_string(before: &str) -> bool {
-    let mut open: Option<char> = None;
-    let mut escaped = false;
-    let mut previous = ' ';
-    for c in before.chars() {
-        match open {
-            _ if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some('`') if c == '{' && previous == '$' => open = None,
-            Some(quote) if c == quote => open = None,
-            None if matches!(c, '\'' | '"' | '`') => open = Some(c),
-            _ => {}
-        }
-        previous = c;
+    if before.len() > MOST_LEXED_CHARS {
+        return false;
     }
-    open.is_some()
+    enum Context {
+        Code { braces: u32 },
+        Quoted(char),
+        Template,
+    }
+    let mut stack = vec![Context::Code { braces: 0 }];
+    let mut chars = before.chars().peekable();
+    while let Some(c) = chars.next() {
+        let top = stack.last_mut().expect("the bottom is never popped");
+        match top {
+            Context::Code { braces } => match c {
+                '\'' | '"' => stack.push(Context::Quoted(c)),
+                '`' => stack.push(Context::Template),
+                '{' => *braces += 1,
+                '}' if *braces > 0 => *braces -= 1,
+                // The `}` that closes a template's `${`.
+                '}' if stack.len() > 1 => {
+                    stack.pop();
+                }
+                _ => {}
+            },
+            Context::Quoted(quote) => match c {
+                '\\' => {
+                    chars.next();
+                }
+                c if c == *quote => {
+                    stack.pop();
+                }
+                _ => {}
+            },
+            Context::Template => match c {
+                '\\' => {
+                    chars.next();
+                }
+                '`' => {
+                    stack.pop();
+                }
+                '$' if chars.peek() == Some(&'{') => {
+                    chars.next();
+                    stack.push(Context::Code { braces: 0 });
+                }
+                _ => {}
+            },
+        }
+    }
+    !matches!(stack.last(), Some(Context::Code { .. }))
 }
 
 /// Where the holder is named: its line and column (1-based, the column in
@@ -258,6 +298,14 @@ mod tests {
         assert!(names("emit(`/${io.name}`)", "io"));
         assert!(names("const a = 'x'; io.of(a)", "io"));
         assert!(names(r"const a = 'it\'s'; io.of(a)", "io"));
+        // A template literal ends where its backtick closes, `${…}` and all.
+        assert!(names("x = `item-${b}-${c}`; m.set(b, c)", "m"));
+        assert!(names("x = `a ${ {k: 1}.k } b`; m.set(b)", "m"));
+        assert!(!names("x = `a ${b} m`", "m"));
+        // A bundle's long line is not read for strings (a regex's quote
+        // would throw it off): the first match stands.
+        let bundle = format!("{}; s.replace(/'/g, q); m.set(b)", "f(a)".repeat(120));
+        assert!(names(&bundle, "m"));
     }
 
     #[test]
