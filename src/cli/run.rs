@@ -84,6 +84,11 @@ pub struct RunArgs {
     /// the verdict is the fixed method's over the same readings.
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub max_requests: Option<u64>,
+    /// With --cycles auto: the whole run's time (`20m`): the time left is
+    /// shared among the routes left by their estimates; a route its share
+    /// cannot decide says so, and the end says how many shards would fit.
+    #[arg(long, value_name = "DURATION", value_parser = crate::units::parse_duration)]
+    pub max_time: Option<std::time::Duration>,
     /// Concurrent keep-alive connections.
     #[arg(short = 'c', long, default_value_t = 10)]
     pub connections: usize,

@@ -70,6 +70,7 @@ fn loop_plan(props: &FnProps) -> LoopPlan {
         peak: true,
         memory_limit: None,
         cycle_time: props.cycle_time,
+        deadline: None,
     }
 }
 

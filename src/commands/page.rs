@@ -64,6 +64,7 @@ fn loop_plan(props: &PageProps) -> LoopPlan {
         peak: props.loop_stats,
         memory_limit: None,
         cycle_time: props.cycle_time,
+        deadline: None,
     }
 }
 

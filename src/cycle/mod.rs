@@ -94,6 +94,25 @@ pub struct LoopPlan {
     /// Each cycle's time target (`--cycle-time`, `budget::CYCLE_TIME`):
     /// its work ends at its units or at this time, whichever comes first.
     pub cycle_time: Option<std::time::Duration>,
+    /// `--cycles auto` under `run --max-time`: past this moment the budget
+    /// counts as spent at the next whole group of three cycles (a slow
+    /// route's time-bound cycles never reach its budget in units).
+    pub deadline: Option<std::time::Instant>,
+}
+
+/// The sequential plan as it stands after a cycle: past the route's
+/// deadline, its budget is the work done, so the next judgement at a
+/// whole group stops on it.
+fn sequential_now(plan: &LoopPlan, into: &RouteResult) -> Option<SequentialPlan> {
+    let mut sequential = plan.sequential?;
+    if plan
+        .deadline
+        .is_some_and(|deadline| std::time::Instant::now() >= deadline)
+    {
+        let served: u64 = into.cycles.iter().map(|c| c.units).sum();
+        sequential.max_units = sequential.max_units.min(served);
+    }
+    Some(sequential)
 }
 
 /// `run`'s and `soak`'s plan: the loop's, and what the route's workload
@@ -245,7 +264,7 @@ pub async fn run_route(
         // A soak's figures so far feed the verdict's time trend; its live
         // line is then told again, with this reading's verdict in it.
         work.recorded(into, &Silent);
-        let decided = crate::verdict::refresh(into, options, plan.sequential);
+        let decided = crate::verdict::refresh(into, options, sequential_now(plan, into));
         work.recorded(into, observer);
         let last = into.cycles.last().expect("pushed above");
         if last.load.stalled {

@@ -82,6 +82,8 @@ pub struct LoadSettings {
     pub discovery: Option<DiscoverySettings>,
     /// `--shard I/N`: check only this runner's part of the routes.
     pub shard: Option<crate::routes::shard::Shard>,
+    /// `--max-time`: the whole run's time, shared among the routes.
+    pub max_time: Option<Duration>,
 }
 
 /// Where the routes come from when none is given, and what is sent (the

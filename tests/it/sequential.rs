@@ -200,3 +200,60 @@ fn one_thread_and_many_give_byte_identical_results() {
     };
     assert_eq!(diff("1"), diff("3"));
 }
+
+/// `--max-time` shares the run's time among the routes by their estimates:
+/// the heavy clean route (~15 ms a request, some 54 s to decide alone)
+/// given 20 s is held to what they buy (time-bound cycles of 5 s: three),
+/// is never a leak, says what its share was when it ran out undecided
+/// (a light `/ok` beside it),
+/// and the run's end says how many shards would fit every route.
+#[test]
+fn a_max_time_holds_a_heavy_route_to_its_share_and_says_how_many_shards_fit() {
+    let port = free_port();
+    let finished = RunArgs::new(port)
+        .routes(&["/slow", "/ok"])
+        .args(&["--no-diagnose", "--max-time", "20s"])
+        .progress()
+        .run(&target_command("memory-server.mjs", port));
+    assert!(port_is_free(port));
+    let result = finished.result();
+    let slow = result.route("/slow");
+    let verdict = verdict_of(slow);
+    assert!(!verdict.kind.is_leak(), "{verdict:#?}");
+    let seq = slow.sequential.as_ref().expect("--cycles auto");
+    // Its share is 10 s: past it, no new group of three 5 s cycles.
+    assert!(seq.cycles <= 3, "held to its share: {seq:#?}");
+    assert!(
+        finished
+            .stderr
+            .contains("/slow: its share of the time --max-time leaves"),
+        "{}",
+        finished.stderr
+    );
+    if verdict.kind == VerdictKind::Inconclusive {
+        assert!(
+            verdict.action.contains("Its share of --max-time 20 s"),
+            "{}",
+            verdict.action
+        );
+    }
+    assert!(
+        finished
+            .stderr
+            .contains("--max-time 20 s: the routes' estimates add up to"),
+        "{}",
+        finished.stderr
+    );
+    // Fixed cycles have no budget to share.
+    let refused = RunArgs::new(free_port())
+        .routes(&["/slow"])
+        .cycles(3)
+        .args(&["--max-time", "20s"])
+        .run(&target_command("memory-server.mjs", port));
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("--max-time shares"),
+        "{}",
+        refused.stderr
+    );
+}

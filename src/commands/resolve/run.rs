@@ -115,6 +115,15 @@ impl RunArgs {
             check_route(route)?;
         }
         let discovery = self.discovery_settings()?;
+        if self.max_time.is_some() && schedule.sequential.is_none() {
+            anyhow::bail!(
+                "--max-time shares the run's time among --cycles auto's budgets: drop the fixed \
+                 --cycles N (or --max-time)"
+            );
+        }
+        if self.max_time.is_some_and(|t| t.is_zero()) {
+            anyhow::bail!("--max-time must be above zero (`20m`)");
+        }
         let evidence = self.output.evidence.clone();
         Ok(RunSettings {
             target: TargetSettings {
@@ -144,6 +153,7 @@ impl RunArgs {
                 driver_logs: self.driver_logs,
                 discovery,
                 shard: self.shard,
+                max_time: self.max_time,
             },
             method: MethodSettings {
                 max_retained: self.max_retained,

@@ -9,6 +9,7 @@ mod death;
 mod discover;
 mod plan;
 mod preflight;
+mod time_budget;
 
 use super::frame::{Frame, RunEnd};
 use crate::cycle::{CyclePlan, SoakSchedule, Workload, run_route};
@@ -150,6 +151,7 @@ async fn measure(
     // The first route's target may already run: route discovery started it.
     let mut probe: Option<Box<dyn Probe>> = first_probe;
     let mut deferred: Vec<(usize, Box<dyn Workload>)> = Vec::new();
+    let budget = time_budget::RunBudget::new(settings.load.max_time, plan, routes, result);
     for (index, route) in routes.iter().enumerate() {
         if settings.target.fresh && index > 0 && session.target().is_some() {
             session.restart().await?;
@@ -189,15 +191,27 @@ async fn measure(
             None => None,
         };
         let mut workload = plan.workload(route, soak, probe.inspector());
+        let held = budget.as_ref().and_then(|b| b.share_of(index, plan));
+        if let Some((looped, share)) = &held {
+            let units = looped.sequential.map_or(0, |s| s.max_units);
+            session.progress.say(&format!(
+                "{route}: its share of the time --max-time leaves is {:.0} s: at most {units} \
+                 requests, and no new group of three cycles past it",
+                share.seconds
+            ));
+        }
         run_route(
             probe.as_mut(),
-            &plan.looped,
+            held.as_ref().map_or(&plan.looped, |(looped, _)| looped),
             workload.as_mut(),
             into,
             session.progress,
         )
         .await
         .with_context(|| format!("route {route}"))?;
+        if let (Some((_, share)), Some(budget)) = (held, &budget) {
+            time_budget::say_share_ran_out(into, share, budget.max_time);
+        }
         if wants_diagnosis(settings.method.diagnose, into, probe.as_ref()) {
             deferred.push((index, workload));
         }
@@ -224,6 +238,9 @@ async fn measure(
                 diagnose_route(probe.as_mut(), workload.as_mut(), into, props).await;
             }
         }
+    }
+    if let Some(budget) = &budget {
+        budget.say_shards_needed(session.progress);
     }
     // The main process is done with: its inspector session goes before
     // the process does.

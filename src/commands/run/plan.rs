@@ -72,6 +72,7 @@ pub(super) fn cycle_plan(
                 .load
                 .cycle_time
                 .filter(|_| props.load.soak.is_none() && props.load.load_cmd.is_none()),
+            deadline: None,
         },
         load: LoadPlan {
             addr: http.addr,
