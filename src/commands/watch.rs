@@ -40,7 +40,7 @@ pub async fn run(props: WatchProps) -> anyhow::Result<RunEnd> {
         Some(metrics) => {
             let board = crate::watch::metrics::Board::default();
             watch.board = Some(board.clone());
-            Some(crate::watch::metrics::start(metrics, &board, &frame.progress).await?)
+            Some(crate::watch::endpoint::start(metrics, &board, &frame.progress).await?)
         }
         None => None,
     };

@@ -81,7 +81,7 @@ impl Fleet {
         progress: &Progress,
     ) -> anyhow::Result<()> {
         if let Some(metrics) = &props.metrics {
-            self.server = Some(metrics::start(metrics, &self.board, progress).await?);
+            self.server = Some(super::endpoint::start(metrics, &self.board, progress).await?);
         }
         let started = Instant::now();
         let deadline = props.duration.map(|d| started + d);
