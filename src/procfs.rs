@@ -140,6 +140,15 @@ pub fn holders_of(port: u16) -> Vec<PortHolder> {
     holders
 }
 
+/// Bytes of memory the kernel says are available for new work
+/// (`MemAvailable` in /proc/meminfo).
+pub fn memory_available() -> Option<u64> {
+    let meminfo = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Every process id in /proc.
 pub fn all_pids() -> Vec<u32> {
     let Ok(entries) = fs::read_dir("/proc") else {

@@ -55,6 +55,11 @@ pub struct RunArgs {
     pub routes: Vec<String>,
     #[command(flatten)]
     pub discovery: super::DiscoveryArgs,
+    /// Check N routes side by side, each in a target of its own on a port
+    /// of its own (the URL's port is replaced in the command and given as
+    /// PORT) [default: half the cores, at most a GiB of free memory each].
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
     /// Check only shard I of N of the routes (`2/4`), for a CI job matrix;
     /// `leakcheck report --merge` joins the shards' JSON results.
     #[arg(long, value_name = "I/N", value_parser = crate::routes::shard::Shard::parse)]

@@ -95,6 +95,7 @@ impl<'a> Session<'a> {
     pub async fn launch_fresh(&mut self, fresh: Fresh) -> anyhow::Result<&mut Target> {
         let target = &self.settings.target;
         let mut env = fresh.env;
+        env.extend(target.env.iter().cloned());
         if let Some(bytes) = target.heap_limit {
             let inherited = std::env::var("NODE_OPTIONS").unwrap_or_default();
             env.push(("NODE_OPTIONS".into(), with_heap_limit(&inherited, bytes)));

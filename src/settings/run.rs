@@ -45,6 +45,9 @@ pub struct TargetSettings {
     /// `--heap-limit`: a launched Node target's old space, in bytes
     /// (through `NODE_OPTIONS`, so launchers pass it on).
     pub heap_limit: Option<u64>,
+    /// More environment for the launched command (`PORT` of a `-j`
+    /// worker's target).
+    pub env: Vec<(String, String)>,
 }
 
 impl TargetSettings {
@@ -84,6 +87,8 @@ pub struct LoadSettings {
     pub shard: Option<crate::routes::shard::Shard>,
     /// `--max-time`: the whole run's time, shared among the routes.
     pub max_time: Option<Duration>,
+    /// `-j`: routes checked side by side, each in its own target.
+    pub jobs: usize,
 }
 
 /// Where the routes come from when none is given, and what is sent (the

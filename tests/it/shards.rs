@@ -1,4 +1,4 @@
-//! `run --shard I/N` and `report --merge`: twelve routes of the demo
+//! `run --shard I/N`, `report --merge` and `-j`: twelve routes of the demo
 //! server (eleven clean, one leaking), checked whole and in three shards
 //! on one machine one after another, the shards' JSON merged: the same
 //! routes with the same verdicts, and the whole run's exit code; a merge
@@ -123,5 +123,56 @@ fn three_shards_merged_equal_the_whole_run_and_a_mismatched_merge_is_refused() {
         refused.stderr.contains("different settings (cycles)"),
         "{}",
         refused.stderr
+    );
+}
+
+/// `-j 2`: the same routes, two targets side by side on ports of their
+/// own (the second's port put in the command), the same verdicts as one
+/// at a time, and every target stopped.
+#[test]
+fn routes_side_by_side_read_as_they_do_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut routes: Vec<String> = (1..=4).map(|i| format!("/churn?r={i}")).collect();
+    routes.insert(1, "/leak".into());
+    routes.push("/leak?again=1".into());
+    let one = check(&routes, 3, &["-j", "1"], &dir.path().join("one.json"));
+    let two = check(&routes, 3, &["-j", "2"], &dir.path().join("two.json"));
+    assert_eq!((one.code, two.code), (1, 1), "{}", two.stderr);
+    let (one, two) = (
+        read(&dir.path().join("one.json")),
+        read(&dir.path().join("two.json")),
+    );
+    assert_eq!(verdicts(&two), verdicts(&one));
+    let order: Vec<&str> = two["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, routes.iter().map(String::as_str).collect::<Vec<_>>());
+    // Every route's own target is gone.
+    for route in two["routes"].as_array().unwrap() {
+        let pid = route["pid"].as_u64().expect("a target per route");
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                || crate::page_util::is_zombie(pid as u32),
+            "{pid} still runs"
+        );
+    }
+    // -j needs targets of its own: an attached server is refused.
+    let attached = run_leakcheck(&[
+        "run",
+        "--url",
+        "http://127.0.0.1:9",
+        "--pid",
+        "1",
+        "-j",
+        "2",
+    ]);
+    assert_eq!(attached.code, 2);
+    assert!(
+        attached.stderr.contains("side by side"),
+        "{}",
+        attached.stderr
     );
 }

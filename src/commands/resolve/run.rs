@@ -115,6 +115,7 @@ impl RunArgs {
             check_route(route)?;
         }
         let discovery = self.discovery_settings()?;
+        let jobs = jobs(self.jobs, &self.command, self.no_fresh)?;
         if self.max_time.is_some() && schedule.sequential.is_none() {
             anyhow::bail!(
                 "--max-time shares the run's time among --cycles auto's budgets: drop the fixed \
@@ -138,6 +139,7 @@ impl RunArgs {
                 counters: parse_counters(&self.counters)?,
                 fresh: !self.no_fresh,
                 heap_limit: size("--heap-limit", self.heap_limit, MIN_HEAP_LIMIT)?,
+                env: Vec::new(),
             },
             load: LoadSettings {
                 routes: self.routes,
@@ -154,6 +156,7 @@ impl RunArgs {
                 discovery,
                 shard: self.shard,
                 max_time: self.max_time,
+                jobs,
             },
             method: MethodSettings {
                 max_retained: self.max_retained,
@@ -228,4 +231,27 @@ pub(super) fn parse_counters(specs: &[String]) -> anyhow::Result<Vec<crate::prob
             Ok(crate::probe::Counter { name: name.to_string(), expression: expression.trim().to_string() })
         })
         .collect()
+}
+
+/// `-j N`, or without it as many routes at once as the machine has room
+/// for: a route's target and its load generator each keep a core busy, so
+/// half the cores; and a target with its snapshots can take a GiB, so no
+/// more than the GiBs available. Side by side needs targets leakcheck
+/// starts afresh per route.
+fn jobs(asked: Option<usize>, command: &[String], no_fresh: bool) -> anyhow::Result<usize> {
+    let separate = !command.is_empty() && !no_fresh;
+    match asked {
+        Some(0) => anyhow::bail!("-j must be at least 1"),
+        Some(n) if n > 1 && !separate => anyhow::bail!(
+            "-j {n} checks routes side by side, each in a target of its own: give the command \
+             after `--` (not an attached server) and keep fresh targets (drop --no-fresh)"
+        ),
+        Some(n) => Ok(n),
+        None if !separate => Ok(1),
+        None => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let gib = crate::procfs::memory_available().map_or(1, |b| (b >> 30) as usize);
+            Ok((cores / 2).min(gib).max(1))
+        }
+    }
 }

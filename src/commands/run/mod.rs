@@ -9,6 +9,7 @@ mod death;
 mod discover;
 mod plan;
 mod preflight;
+mod side_by_side;
 mod time_budget;
 
 use super::frame::{Frame, RunEnd};
@@ -81,7 +82,19 @@ pub async fn run(props: RunSettings) -> anyhow::Result<RunEnd> {
             &mut result,
             &frame.progress,
         );
-        measure(&mut session, &plan, &routes, &mut result, probe).await
+        if props.load.jobs > 1 && routes.len() > 1 && session.launches() {
+            side_by_side::measure_side_by_side(
+                &mut session,
+                &plan,
+                &routes,
+                &mut result,
+                probe,
+                props.load.jobs,
+            )
+            .await
+        } else {
+            measure(&mut session, &plan, &routes, &mut result, probe).await
+        }
     };
     let measured = frame.guard(work, Some(&mut fault)).await;
     // The measuring future, and with it the inspector session, is gone
