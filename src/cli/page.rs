@@ -33,6 +33,11 @@ pub struct PageArgs {
     /// With --links: follow at most this many links (in page order).
     #[arg(long, value_name = "N", default_value = "30", value_parser = parse_count)]
     pub max_links: u64,
+    /// With --links: check only shard I of N of the links (`2/4`), for a
+    /// CI job matrix; `leakcheck report --merge` joins the shards.
+    #[arg(long, value_name = "I/N", requires = "links",
+          value_parser = crate::routes::shard::Shard::parse)]
+    pub shard: Option<crate::routes::shard::Shard>,
     /// An action run once after the page opens, before the first reading
     /// (repeatable, in order): a login. With --links, before each link.
     #[arg(long = "setup", value_name = "ACTION")]

@@ -100,11 +100,46 @@ async fn measure(
         dialogs,
     };
     let routes = page_routes(&tab, props, progress).await?;
+    let routes = this_shard(props.shard, routes, result, progress);
     result.settings.routes = routes.iter().map(|r| r.name.clone()).collect();
     for route in routes {
         measure_route(&tab, &mut probe, props, route, result, progress).await?;
     }
     Ok(())
+}
+
+/// `--shard I/N` of the links (`routes::shard`'s rule, every link of a
+/// weight: links are not timed), recorded for `report --merge`.
+fn this_shard(
+    shard: Option<crate::routes::shard::Shard>,
+    routes: Vec<PageRoute>,
+    result: &mut RunResult,
+    progress: &Progress,
+) -> Vec<PageRoute> {
+    let Some(shard) = shard else {
+        return routes;
+    };
+    let weighed: Vec<(String, Option<f64>)> =
+        routes.iter().map(|r| (r.name.clone(), None)).collect();
+    let shards = crate::routes::shard::assign(&weighed, shard.count);
+    result.settings.shard = Some(crate::model::ShardInfo {
+        index: shard.index,
+        count: shard.count,
+        all_routes: weighed.into_iter().map(|(name, _)| name).collect(),
+    });
+    let kept: Vec<PageRoute> = routes
+        .into_iter()
+        .zip(shards)
+        .filter(|(_, s)| *s == shard.index)
+        .map(|(r, _)| r)
+        .collect();
+    progress.say(&format!(
+        "shard {}/{}: {} of the links",
+        shard.index,
+        shard.count,
+        kept.len()
+    ));
+    kept
 }
 
 /// The browser tab every route runs in.

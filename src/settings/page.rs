@@ -11,6 +11,8 @@ use crate::verdict::sequential::SequentialPlan;
 #[derive(Debug, Clone)]
 pub struct PageProps {
     pub url: String,
+    /// `--shard I/N` of the links.
+    pub shard: Option<crate::routes::shard::Shard>,
     pub scenario: PageScenario,
     /// Run once after the page opens (each route's), and after its last reading.
     pub setup: Vec<Action>,

@@ -176,3 +176,75 @@ fn routes_side_by_side_read_as_they_do_one_at_a_time() {
         attached.stderr
     );
 }
+
+/// `page --links --shard I/N`: each shard follows its part of the links,
+/// and the merge has every link once, in the page's order.
+#[test]
+fn a_pages_links_split_into_shards_merge_back_whole() {
+    if !crate::page_util::chromium_installed() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut names = Vec::new();
+    let mut codes = Vec::new();
+    // One server for both shards: a link's name holds the page's URL.
+    let (_server, port) = crate::page_util::serve_pages();
+    let url = format!("http://127.0.0.1:{port}/menu.html");
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        let finished = RunArgs::page(&url)
+            .args(&[
+                "--links",
+                "--shard",
+                &shard,
+                "--cycles",
+                "3",
+                "-n",
+                "10",
+                "--resolution",
+                "8KB",
+            ])
+            .run(&[]);
+        codes.push(finished.code);
+        let json = dir.path().join(format!("page-{i}.json"));
+        std::fs::write(&json, &finished.stdout).unwrap();
+        let result = read(&json);
+        assert_eq!(
+            result["settings"]["shard"]["count"], 2,
+            "{}",
+            finished.stderr
+        );
+        for route in result["routes"].as_array().unwrap() {
+            names.push(route["route"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(names.len(), 4, "each link in one shard: {names:?}");
+    let merged_json = dir.path().join("merged.json");
+    let merged = run_leakcheck(&[
+        "report",
+        "--merge",
+        dir.path().to_str().unwrap(),
+        "--json",
+        merged_json.to_str().unwrap(),
+    ]);
+    // The whole run's exit code: a leak's 1 before an undecided 2.
+    let whole = if codes.contains(&1) {
+        1
+    } else {
+        codes.iter().copied().max().unwrap_or(0)
+    };
+    assert_eq!(merged.code, whole, "{codes:?}: {}", merged.stderr);
+    assert!(!merged.stderr.contains("error:"), "{}", merged.stderr);
+    let merged = read(&merged_json);
+    let merged_names: Vec<&str> = merged["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["route"].as_str().unwrap())
+        .collect();
+    assert_eq!(merged_names.len(), 4, "{merged:#}");
+    assert!(
+        merged_names.windows(2).all(|w| w[0] < w[1]),
+        "the page order: {merged_names:?}"
+    );
+}

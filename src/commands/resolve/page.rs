@@ -43,6 +43,7 @@ impl PageArgs {
         let evidence = self.output.evidence.clone();
         Ok(PageProps {
             url: self.url,
+            shard: self.shard,
             scenario,
             setup,
             teardown,
