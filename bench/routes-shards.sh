@@ -34,7 +34,8 @@ one_run() { # JSON [ARGS…]: one run of the app; prints its wall time
   /usr/bin/time -f "%e %U %S" -o "$work/time" "$leakcheck" run -q \
     --url "http://127.0.0.1:$port" --json "$json" "$@" \
     -- node "$work/app.cjs" "$port" >/dev/null 2>&1 || true
-  awk '{printf "%.1f s, CPU %.1f s", $1, $2 + $3}' "$work/time"
+  # The last line: a failing run's exit status comes first.
+  tail -1 "$work/time" | awk '{printf "%.1f s, CPU %.1f s", $1, $2 + $3}'
 }
 summary() { # JSON WALL LABEL
   node -e '
@@ -67,5 +68,5 @@ node -e '
   const fs = require("fs");
   const v = (f) => JSON.parse(fs.readFileSync(f)).routes.map((r) => r.route + "=" + r.verdict.kind).sort().join(",");
   for (const [label, file] of [["-j 2", process.argv[2]], ["the merge", process.argv[3]]])
-    console.log(`${label}: verdicts ${v(process.argv[1]) === v(file) ? "equal" : "DIFFER from"} -j 1`s`);
+    console.log(label + ": verdicts " + (v(process.argv[1]) === v(file) ? "equal" : "DIFFER from") + " those of -j 1");
 ' "$work/whole.json" "$work/j2.json" "$work/merged.json"
