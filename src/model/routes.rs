@@ -15,7 +15,8 @@ pub struct RouteDiscovery {
     /// The routes checked, in order, with the request each sends.
     pub checked: Vec<FoundRoute>,
     pub skipped: Vec<SkippedRoute>,
-    /// The run's expected length in seconds, from the first requests' pace.
+    /// The run's expected length in seconds, from the first requests' pace
+    /// (divided among `-j`'s workers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate_s: Option<f64>,
 }

@@ -133,14 +133,25 @@ async fn first_answers(session: &Session<'_>, plan: &CyclePlan, found: &Found) -
             pace_s: Some(answers.seconds),
         });
     }
-    report.estimate_s = estimate(plan, &seconds_per_request);
+    // Side by side (`-j`), the routes' time is shared by the workers.
+    let jobs = session
+        .settings
+        .load
+        .jobs
+        .clamp(1, report.checked.len().max(1));
+    report.estimate_s = estimate(plan, &seconds_per_request).map(|s| s / jobs as f64);
     if let Some(seconds) = report.estimate_s {
         progress.say(&format!(
-            "routes: checking {} of {} ({} skipped), about {} in all",
+            "routes: checking {} of {} ({} skipped), about {} in all{}",
             report.checked.len(),
             found.declared,
             report.skipped.len(),
-            crate::units::human_duration(seconds)
+            crate::units::human_duration(seconds),
+            if jobs > 1 {
+                format!(" ({jobs} side by side)")
+            } else {
+                String::new()
+            }
         ));
     }
     report

@@ -164,7 +164,7 @@ async fn measure(
     // The first route's target may already run: route discovery started it.
     let mut probe: Option<Box<dyn Probe>> = first_probe;
     let mut deferred: Vec<(usize, Box<dyn Workload>)> = Vec::new();
-    let budget = time_budget::RunBudget::new(settings.load.max_time, plan, routes, result);
+    let mut budget = time_budget::RunBudget::new(settings.load.max_time, plan, routes, result);
     for (index, route) in routes.iter().enumerate() {
         if settings.target.fresh && index > 0 && session.target().is_some() {
             session.restart().await?;
@@ -204,6 +204,22 @@ async fn measure(
             None => None,
         };
         let mut workload = plan.workload(route, soak, probe.inspector());
+        if let Some(budget) = budget.as_mut().filter(|b| b.pace_unknown(index)) {
+            // A listed route was never timed: its first requests time it,
+            // as discovery times a found one, so its share follows its pace.
+            let answers = crate::routes::first_requests::send(
+                session.http.addr,
+                &session.http.host,
+                &crate::routes::RouteSpec::given(route),
+                &plan.request.method,
+                &plan.request.headers,
+                plan.load.timeout,
+            )
+            .await;
+            if answers.failure.is_none() && answers.seconds > 0.0 {
+                budget.learn_pace(index, answers.seconds, plan);
+            }
+        }
         let held = budget.as_ref().and_then(|b| b.share_of(index, plan));
         if let Some((looped, share)) = &held {
             let units = looped.sequential.map_or(0, |s| s.max_units);

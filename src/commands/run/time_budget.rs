@@ -223,6 +223,25 @@ impl RunBudget {
         Some((within(&plan.looped, share, cycle_units), share))
     }
 
+    /// Whether route `index`'s pace is yet to be timed (a listed route).
+    pub fn pace_unknown(&self, index: usize) -> bool {
+        self.paces.get(index).is_some_and(Option::is_none)
+    }
+
+    /// Route `index` was timed: its estimate follows its pace.
+    pub fn learn_pace(&mut self, index: usize, pace_s: f64, plan: &CyclePlan) {
+        let Some(sequential) = plan.looped.sequential else {
+            return;
+        };
+        self.paces[index] = Some(pace_s);
+        self.estimates[index] = estimate_s(
+            &sequential,
+            plan.looped.cycle_time,
+            Some(pace_s),
+            self.connections,
+        );
+    }
+
     pub fn say_shards_needed(&self, progress: &crate::report::progress::Progress) {
         let total: f64 = self.estimates.iter().sum();
         let shards = shards_needed(&self.estimates, self.max_time);
