@@ -44,7 +44,7 @@ const ATTACH_WAIT: Duration = Duration::from_secs(15);
 /// last-resort collections free less and less), and a process that ends
 /// by itself or by a deploy is nowhere near it.
 const NEAR_LIMIT: f64 = 0.85;
-/// Or it exits while a leak verdict projected its limit within this:
+/// Or it exits while its growth was projected to its limit within this:
 /// the last readings before a death are often lost (drained every 2 s,
 /// the process gone before the drain), so the last one seen can be far
 /// below the limit while the pace says it was seconds away. Measured: a
@@ -340,11 +340,12 @@ fn exited(route: &mut RouteResult, watched_for: Option<Duration>) {
             heap_share_of_limit: near_limit,
         });
     }
+    // A projection exists only for a trend clear of its floor, decided or
+    // not yet (a process that dies fast may die before the decision).
     let projected_s = route
         .watch
         .as_ref()
         .and_then(|w| w.reaches.as_ref())
-        .filter(|_| route.verdict.as_ref().is_some_and(|v| v.kind.is_leak()))
         .map(|r| r.at_unix_s as f64 - metrics::unix_now());
     let by_pace = projected_s.is_some_and(|s| s < PROJECTED_WITHIN_S);
     let at_limit = near_limit.is_some_and(|s| s >= NEAR_LIMIT);
