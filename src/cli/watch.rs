@@ -26,8 +26,9 @@ pub struct WatchArgs {
     /// unit) as PID.
     #[arg(long, value_name = "PID", requires = "all")]
     pub cgroup_of: Option<u32>,
-    /// Serve the verdicts as Prometheus/OpenMetrics text on HOST:PORT
-    /// (`127.0.0.1:9464`; loopback unless --metrics-public).
+    /// Serve the verdicts in Prometheus's text format at
+    /// http://HOST:PORT/metrics (`127.0.0.1:9464`; loopback unless
+    /// --metrics-public), for Prometheus or an OpenTelemetry collector.
     #[arg(long, value_name = "HOST:PORT")]
     pub metrics: Option<String>,
     /// Allow --metrics on an address other machines can reach.
