@@ -460,3 +460,43 @@ fn a_watch_needs_one_process() {
         finished.stderr
     );
 }
+
+/// A watch restarted on the same process with the same checkpoint
+/// continues its series: the second watch's readings begin with the
+/// first's, and it says so.
+#[test]
+fn a_restarted_watch_continues_the_series_from_its_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, port) = watched_server("clean");
+    let _load = external_load(port, 200, 30);
+    let mut args = watch_args(server.pid(), 8, dir.path(), "first");
+    args.extend(["--force-gc-every", "2s", "--max-pause", "2s"].map(String::from));
+    let first = run_args(&args);
+    assert!([0, 1, 2].contains(&first.code), "{}", first.stderr);
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap()
+    };
+    let first_readings = read("first.json")["routes"][0]["cycles"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(first_readings >= 2, "{}", first.stderr);
+    // The same checkpoint file, a second watch.
+    let mut args = watch_args(server.pid(), 8, dir.path(), "first");
+    args[6] = dir.path().join("second.json").display().to_string();
+    args.extend(["--force-gc-every", "2s", "--max-pause", "2s"].map(String::from));
+    let second = run_args(&args);
+    assert!(
+        second.stderr.contains("continuing the series"),
+        "{}",
+        second.stderr
+    );
+    let second_readings = read("second.json")["routes"][0]["cycles"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(
+        second_readings > first_readings,
+        "{first_readings} then {second_readings}"
+    );
+}
