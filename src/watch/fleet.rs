@@ -10,9 +10,11 @@
 //!   process's debug port; two signals at once on a shared 9229 race),
 //!   and names a process whose port another holds instead of failing;
 //! - reports a process whose watch ended because it exited as `exited`,
-//!   with its readings and verdict, and `memory-exhausted` when its last
-//!   reading was at its heap limit;
-//! - lists them all in one result, leaks first.
+//!   with its readings and verdict, and `memory-exhausted` when its own
+//!   readings say it ran out of memory (`exited.rs`);
+//! - lists them all in one result, leaks first, and keeps memory bounded
+//!   in an indefinite watch (the last `MOST_ENDED` ended processes; the
+//!   `--metrics` board drops a process a quarter hour after it ended).
 //!
 //! Ctrl-C, `-d` or (with `--until-decided`) every process decided ends
 //! it: each task then leaves its process as it found it.
@@ -25,10 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::Watch;
 use super::discover;
-use super::metrics::{self, Board};
-use crate::model::{
-    Finding, FindingKind, RouteResult, RunResult, Series, Verdict, VerdictKind, WatchExit,
-};
+use super::metrics::Board;
+use crate::model::{RouteResult, RunResult, Verdict, VerdictKind};
 use crate::report::progress::Progress;
 use crate::settings::{Selection, WatchProps, WatchTarget};
 
@@ -37,21 +37,11 @@ const LOOK_EVERY: Duration = Duration::from_secs(2);
 /// How long the watches may take to end by themselves at `-d` (their
 /// last profile and the naming of sites) before they are stopped.
 const END_GRACE: Duration = Duration::from_secs(30);
+/// Ended watches kept for the report: an indefinite `--all` over
+/// short-lived processes must not keep every one's readings for ever.
+const MOST_ENDED: usize = 256;
 /// How long one attach may take before the next process is tried.
 const ATTACH_WAIT: Duration = Duration::from_secs(15);
-/// A process that exits with its last after-GC heap above this share of
-/// V8's heap limit ran out of memory: V8 gives up near the limit (its
-/// last-resort collections free less and less), and a process that ends
-/// by itself or by a deploy is nowhere near it.
-const NEAR_LIMIT: f64 = 0.85;
-/// Or it exits while its growth was projected to its limit within this:
-/// the last readings before a death are often lost (drained every 2 s,
-/// the process gone before the drain), so the last one seen can be far
-/// below the limit while the pace says it was seconds away. Measured: a
-/// 48 MB old space at ~2 MB/s died with its last reading at 26 % of the
-/// limit, projected 36 s away.
-const PROJECTED_WITHIN_S: f64 = 600.0;
-
 /// One process being watched.
 struct Member {
     task: JoinHandle<RunResult>,
@@ -60,8 +50,11 @@ struct Member {
 #[derive(Default)]
 pub struct Fleet {
     members: BTreeMap<u32, Member>,
-    /// Watches that ended, by pid.
+    /// Watches that ended, by pid, and in the order they ended.
     ended: BTreeMap<u32, RunResult>,
+    ended_order: std::collections::VecDeque<u32>,
+    /// Ended watches dropped past `MOST_ENDED`.
+    forgotten: usize,
     /// Processes that could not be attached, and why (tried again while
     /// the watch runs: a port may free).
     skipped: BTreeMap<u32, String>,
@@ -175,6 +168,13 @@ impl Fleet {
                 }
             }
             self.ended.insert(pid, result);
+            self.ended_order.push_back(pid);
+            while self.ended_order.len() > MOST_ENDED {
+                if let Some(oldest) = self.ended_order.pop_front() {
+                    self.ended.remove(&oldest);
+                    self.forgotten += 1;
+                }
+            }
         }
     }
 
@@ -260,6 +260,13 @@ impl Fleet {
         if routes.is_empty() {
             progress.say("no Node process was found to watch");
         }
+        if self.forgotten > 0 {
+            progress.say(&format!(
+                "{} processes that ended earlier are not in the report (the last {MOST_ENDED} \
+                 are; every one's readings are in its checkpoint)",
+                self.forgotten
+            ));
+        }
         result.routes = routes;
     }
 }
@@ -313,88 +320,8 @@ async fn watch_one(
         if discover::is_alive(pid) {
             result.outcome.error = Some(format!("{error:#}"));
         } else if let Some(route) = result.routes.first_mut() {
-            exited(route, started);
+            super::exited::exited(route, started);
         }
     }
     result
-}
-
-/// A watched process is gone: say so, and judge whether it ran out of
-/// memory from its own last reading against its heap limit.
-fn exited(route: &mut RouteResult, watched_for: Option<Duration>) {
-    let after_s = watched_for.map_or(0.0, |d| d.as_secs_f64());
-    let limit = route.limits.and_then(|l| l.heap_bytes);
-    let last = route.cycles.last().map(|c| c.after_gc.heap_used);
-    let near_limit = match (last, limit) {
-        (Some(last), Some(limit)) if limit > 0 => Some(last as f64 / limit as f64),
-        _ => None,
-    };
-    let reason = format!(
-        "exited after {} watched",
-        crate::units::human_duration(after_s)
-    );
-    if let Some(watch) = route.watch.as_mut() {
-        watch.exited = Some(WatchExit {
-            after_s,
-            reason: reason.clone(),
-            heap_share_of_limit: near_limit,
-        });
-    }
-    // A projection exists only for a trend clear of its floor, decided or
-    // not yet (a process that dies fast may die before the decision).
-    let projected_s = route
-        .watch
-        .as_ref()
-        .and_then(|w| w.reaches.as_ref())
-        .map(|r| r.at_unix_s as f64 - metrics::unix_now());
-    let by_pace = projected_s.is_some_and(|s| s < PROJECTED_WITHIN_S);
-    let at_limit = near_limit.is_some_and(|s| s >= NEAR_LIMIT);
-    if !at_limit && !by_pace {
-        if let Some(verdict) = route.verdict.as_mut() {
-            verdict.findings.push(Finding::new(
-                FindingKind::TargetExited,
-                format!("{reason}; the verdict is on the readings taken before"),
-            ));
-        }
-        return;
-    }
-    let (last, limit) = (last.unwrap_or(0), limit.unwrap_or(0));
-    let share = near_limit.unwrap_or(0.0);
-    let mut verdict = route.verdict.take().unwrap_or_default();
-    let evidence = match at_limit {
-        true => "it ran out of memory".to_string(),
-        false => format!(
-            "its heap was projected to reach the limit {} later at the pace it grew: it most \
-             likely ran out of memory",
-            crate::units::human_duration(projected_s.unwrap_or(0.0).max(0.0))
-        ),
-    };
-    verdict.kind = VerdictKind::MemoryExhausted;
-    verdict.fails_gate = true;
-    verdict.figure.metric = Series::HEAP_USED;
-    verdict.summary = format!(
-        "the process {reason} with its last after-GC heapUsed read at {:.1} MB, {:.0} % of its \
-         {:.1} MB heap limit; {evidence} ({})",
-        last as f64 / crate::units::MB,
-        share * 100.0,
-        limit as f64 / crate::units::MB,
-        verdict.summary
-    );
-    verdict.action = format!(
-        "A leak ended this process. {}",
-        match route
-            .diagnosis
-            .as_ref()
-            .and_then(|d| d.allocation_sites.first())
-        {
-            Some(site) => format!(
-                "The site that grew while watched: `{}` at {}:{}; fix what it keeps.",
-                site.function, site.url, site.line
-            ),
-            None => "Watch its replacement with `--snapshot`, or check the route with \
-                     `leakcheck run`, to name what holds the memory."
-                .into(),
-        }
-    );
-    route.verdict = Some(verdict);
 }

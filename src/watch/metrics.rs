@@ -115,7 +115,15 @@ pub struct Entry {
     pub up: bool,
     /// Unix seconds of the last reading.
     pub last_reading_unix_s: Option<f64>,
+    /// Unix seconds when it stopped being watched.
+    pub down_since_unix_s: Option<f64>,
 }
+
+/// How long a process no longer watched stays on the board (its last
+/// figures, `leakcheck_watch_up` 0): long enough for a scrape or two and an
+/// alert's `for:` to see it end; then it goes, so an indefinite `--all`
+/// over short-lived processes keeps a bounded board.
+const DOWN_KEPT_S: f64 = 900.0;
 
 /// What every watched process last published, by pid.
 #[derive(Debug, Clone, Default)]
@@ -135,11 +143,21 @@ impl Board {
     pub fn down(&self, pid: u32) {
         if let Some(entry) = self.0.lock().expect("not poisoned").get_mut(&pid) {
             entry.up = false;
+            entry.down_since_unix_s = Some(unix_now());
         }
     }
 
+    /// The text of every process on the board, after dropping those down
+    /// for longer than `DOWN_KEPT_S`.
     pub fn render(&self, now_unix_s: f64) -> String {
-        let entries = self.0.lock().expect("not poisoned").clone();
+        let entries = {
+            let mut board = self.0.lock().expect("not poisoned");
+            board.retain(|_, e| {
+                e.down_since_unix_s
+                    .is_none_or(|since| now_unix_s - since < DOWN_KEPT_S)
+            });
+            board.clone()
+        };
         render(&entries, now_unix_s)
     }
 }
@@ -308,6 +326,7 @@ mod tests {
             site: None,
             up: true,
             last_reading_unix_s: Some(100.0),
+            down_since_unix_s: None,
         }
     }
 
@@ -371,6 +390,22 @@ mod tests {
             .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
             .count();
         assert!(queries >= 7, "{queries}");
+    }
+
+    #[test]
+    fn a_process_down_for_a_quarter_hour_leaves_the_board() {
+        let board = Board::default();
+        board.publish(7, leaking());
+        board.down(7);
+        let now = unix_now();
+        assert!(board.render(now).contains("leakcheck_watch_up{pid=\"7\""));
+        let later = board.render(now + 60.0);
+        let up = later
+            .lines()
+            .find(|l| l.starts_with("leakcheck_watch_up{pid=\"7\""))
+            .unwrap();
+        assert!(up.ends_with(" 0"), "{up}");
+        assert!(!board.render(now + DOWN_KEPT_S + 1.0).contains("pid=\"7\""));
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod connect;
 pub mod discover;
 pub mod endpoint;
 mod evidence;
+mod exited;
 mod finish;
 pub mod fleet;
 mod forcing;
