@@ -13,3 +13,4 @@ pub use launch::{
     INSPECT_FLAG, LaunchSpec, Target, TargetError, describe_status, exit_status_of, inspector_port,
     runs_node_directly,
 };
+pub use watch::exited;

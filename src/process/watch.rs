@@ -51,11 +51,17 @@ impl FaultReporter {
 pub(super) async fn watch_exit(pid: u32, reporter: FaultReporter) {
     loop {
         tokio::time::sleep(EXIT_WATCH).await;
-        if has_exited(std::fs::read_to_string(format!("/proc/{pid}/stat"))) {
+        if exited(pid) {
             reporter.report("the target exited");
             return;
         }
     }
+}
+
+/// Whether process `pid` has exited (gone, or a zombie not yet reaped),
+/// by its /proc entry: a launched target's, or an attached one's.
+pub fn exited(pid: u32) -> bool {
+    has_exited(std::fs::read_to_string(format!("/proc/{pid}/stat")))
 }
 
 /// Whether a read of /proc/PID/stat confirms an exit: a zombie, or an

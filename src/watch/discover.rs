@@ -85,12 +85,7 @@ pub fn node_descendants(pid: u32) -> Vec<u32> {
 }
 
 pub fn is_alive(pid: u32) -> bool {
-    fs::metadata(format!("/proc/{pid}")).is_ok() && !is_zombie(pid)
-}
-
-fn is_zombie(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
+    !crate::process::exited(pid)
 }
 
 /// A Node executable: its binary is named `node` (or `nodejs`, Debian's
