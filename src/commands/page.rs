@@ -121,7 +121,8 @@ fn this_shard(
     };
     let weighed: Vec<(String, Option<f64>)> =
         routes.iter().map(|r| (r.name.clone(), None)).collect();
-    let shards = crate::routes::shard::assign(&weighed, shard.count);
+    let mine =
+        crate::routes::shard::split(&weighed, shard.count).swap_remove(shard.index as usize - 1);
     result.settings.shard = Some(crate::model::ShardInfo {
         index: shard.index,
         count: shard.count,
@@ -129,9 +130,7 @@ fn this_shard(
     });
     let kept: Vec<PageRoute> = routes
         .into_iter()
-        .zip(shards)
-        .filter(|(_, s)| *s == shard.index)
-        .map(|(r, _)| r)
+        .filter(|r| mine.contains(&r.name))
         .collect();
     progress.say(&format!(
         "shard {}/{}: {} of the links",

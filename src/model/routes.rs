@@ -21,6 +21,13 @@ pub struct RouteDiscovery {
     pub estimate_s: Option<f64>,
 }
 
+impl RouteDiscovery {
+    /// The first requests' pace of the checked route `name`, when timed.
+    pub fn pace_of(&self, name: &str) -> Option<f64> {
+        self.checked.iter().find(|r| r.name == name)?.pace_s
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FoundRoute {
     /// The route's name in `routes[].route`.

@@ -78,6 +78,15 @@ pub fn assign(routes: &[(String, Option<f64>)], count: u32) -> Vec<u32> {
     shards
 }
 
+/// The routes of each shard (shard 1 first), each in the routes' order.
+pub fn split(routes: &[(String, Option<f64>)], count: u32) -> Vec<Vec<String>> {
+    let mut shards = vec![Vec::new(); count as usize];
+    for ((name, _), shard) in routes.iter().zip(assign(routes, count)) {
+        shards[shard as usize - 1].push(name.clone());
+    }
+    shards
+}
+
 /// FNV-1a, 64 bits: a fixed hash every runner computes alike (std's
 /// `DefaultHasher` makes no promise across Rust releases).
 fn fnv1a(text: &str) -> u64 {
@@ -139,6 +148,22 @@ mod tests {
         distinct.sort();
         distinct.dedup();
         assert!(distinct.len() >= 2, "{heavy_shards:?}");
+    }
+
+    #[test]
+    fn split_gives_each_shard_its_routes_in_the_given_order() {
+        let routes = routes(12);
+        let shards = split(&routes, 3);
+        let owner = assign(&routes, 3);
+        for (index, shard) in shards.iter().enumerate() {
+            let expected: Vec<String> = routes
+                .iter()
+                .zip(&owner)
+                .filter(|(_, s)| **s as usize == index + 1)
+                .map(|(r, _)| r.0.clone())
+                .collect();
+            assert_eq!(*shard, expected);
+        }
     }
 
     #[test]

@@ -199,23 +199,8 @@ pub(super) fn this_shard(
     let Some(shard) = shard else {
         return routes;
     };
-    let pace_of = |name: &str| {
-        result
-            .settings
-            .discovery
-            .as_ref()
-            .and_then(|d| d.checked.iter().find(|r| r.name == name))
-            .and_then(|r| r.pace_s)
-    };
-    let weighed: Vec<(String, Option<f64>)> =
-        routes.iter().map(|r| (r.clone(), pace_of(r))).collect();
-    let shards = crate::routes::shard::assign(&weighed, shard.count);
-    let kept: Vec<String> = routes
-        .iter()
-        .zip(&shards)
-        .filter(|(_, s)| **s == shard.index)
-        .map(|(r, _)| r.clone())
-        .collect();
+    let mut shards = crate::routes::shard::split(&paced(&routes, result), shard.count);
+    let kept = std::mem::take(&mut shards[shard.index as usize - 1]);
     progress.say(&format!(
         "shard {}/{}: {} of the {} routes{}",
         shard.index,
@@ -238,4 +223,15 @@ pub(super) fn this_shard(
         all_routes: routes,
     });
     kept
+}
+
+/// Each route with the pace its first requests showed, when they were
+/// sent (found routes; a listed one has none): what the shards, `-j` and
+/// `--max-time` weigh routes by.
+pub(super) fn paced(routes: &[String], result: &RunResult) -> Vec<(String, Option<f64>)> {
+    let discovery = result.settings.discovery.as_ref();
+    routes
+        .iter()
+        .map(|r| (r.clone(), discovery.and_then(|d| d.pace_of(r))))
+        .collect()
 }

@@ -94,21 +94,8 @@ pub(super) async fn measure_side_by_side(
 
 /// The routes of each worker, by the shards' rule (empty groups dropped).
 fn deal(routes: &[String], result: &RunResult, jobs: usize) -> Vec<Vec<String>> {
-    let pace_of = |name: &str| {
-        result
-            .settings
-            .discovery
-            .as_ref()
-            .and_then(|d| d.checked.iter().find(|r| r.name == name))
-            .and_then(|r| r.pace_s)
-    };
-    let weighed: Vec<(String, Option<f64>)> =
-        routes.iter().map(|r| (r.clone(), pace_of(r))).collect();
-    let shards = crate::routes::shard::assign(&weighed, jobs as u32);
-    let mut groups = vec![Vec::new(); jobs];
-    for (route, shard) in routes.iter().zip(shards) {
-        groups[shard as usize - 1].push(route.clone());
-    }
+    let mut groups =
+        crate::routes::shard::split(&super::discover::paced(routes, result), jobs as u32);
     groups.retain(|g| !g.is_empty());
     groups
 }

@@ -182,15 +182,10 @@ impl RunBudget {
         let max_time = max_time?;
         let sequential = plan.looped.sequential?;
         let connections = plan.load.connections;
-        let pace_of = |name: &String| {
-            result
-                .settings
-                .discovery
-                .as_ref()
-                .and_then(|d| d.checked.iter().find(|r| &r.name == name))
-                .and_then(|r| r.pace_s)
-        };
-        let paces: Vec<Option<f64>> = routes.iter().map(pace_of).collect();
+        let paces: Vec<Option<f64>> = super::discover::paced(routes, result)
+            .into_iter()
+            .map(|(_, pace)| pace)
+            .collect();
         let estimates = paces
             .iter()
             .map(|pace| estimate_s(&sequential, plan.looped.cycle_time, *pace, connections))
