@@ -184,11 +184,7 @@ impl Fleet {
             .members
             .keys()
             .map(|pid| {
-                let verdict = self
-                    .board
-                    .entry(*pid)
-                    .and_then(|e| e.route.verdict.map(|v| v.kind.name()))
-                    .unwrap_or("waiting");
+                let verdict = self.board.verdict(*pid).unwrap_or("waiting");
                 format!("pid {pid} {verdict}")
             })
             .collect();

@@ -130,13 +130,15 @@ const DOWN_KEPT_S: f64 = 900.0;
 pub struct Board(Arc<Mutex<BTreeMap<u32, Entry>>>);
 
 impl Board {
-    pub fn publish(&self, pid: u32, entry: Entry) {
-        self.0.lock().expect("not poisoned").insert(pid, entry);
+    /// Changes `pid`'s entry in place (a new one when it has none).
+    pub fn update(&self, pid: u32, change: impl FnOnce(&mut Entry)) {
+        change(self.0.lock().expect("not poisoned").entry(pid).or_default());
     }
 
-    /// What `pid` last published.
-    pub fn entry(&self, pid: u32) -> Option<Entry> {
-        self.0.lock().expect("not poisoned").get(&pid).cloned()
+    /// `pid`'s verdict so far, by name.
+    pub fn verdict(&self, pid: u32) -> Option<&'static str> {
+        let board = self.0.lock().expect("not poisoned");
+        Some(board.get(&pid)?.route.verdict.as_ref()?.kind.name())
     }
 
     /// Marks `pid` as no longer watched, keeping its last figures.
@@ -395,7 +397,7 @@ mod tests {
     #[test]
     fn a_process_down_for_a_quarter_hour_leaves_the_board() {
         let board = Board::default();
-        board.publish(7, leaking());
+        board.update(7, |entry| *entry = leaking());
         board.down(7);
         let now = unix_now();
         assert!(board.render(now).contains("leakcheck_watch_up{pid=\"7\""));

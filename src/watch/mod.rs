@@ -101,6 +101,8 @@ pub struct Watch {
     /// Told once the attach is over, whether it worked or not: a fleet
     /// signals its next process only then.
     pub attached_signal: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The sampler's profile count when the board's site was last named.
+    published_profiles: usize,
 }
 
 impl Watch {
@@ -340,22 +342,33 @@ impl Watch {
     }
 
     /// Puts the route as judged now on the `--metrics` board.
-    fn publish(&self, route: &RouteResult, last_reading_unix_s: Option<f64>) {
+    fn publish(&mut self, route: &RouteResult, last_reading_unix_s: Option<f64>) {
         let (Some(board), Some(pid)) = (&self.board, self.attached.as_ref().and_then(|a| a.pid))
         else {
             return;
         };
-        let mut entry = board.entry(pid).unwrap_or_default();
-        entry.route = route.clone();
-        entry.up = true;
-        entry.command = crate::procfs::command_line(pid);
-        if last_reading_unix_s.is_some() {
-            entry.last_reading_unix_s = last_reading_unix_s;
-        }
-        if let Some(sampler) = &self.sampler {
-            entry.site = sampler.grown(1).into_iter().next().or(entry.site);
-        }
-        board.publish(pid, entry);
+        // The sites that grew change only with a new profile (one a
+        // minute), the command line never: neither is read every drain.
+        let site = match &self.sampler {
+            Some(sampler) if sampler.profiles() != self.published_profiles => {
+                self.published_profiles = sampler.profiles();
+                Some(sampler.grown(1).into_iter().next())
+            }
+            _ => None,
+        };
+        board.update(pid, |entry| {
+            entry.route = route.clone();
+            entry.up = true;
+            if entry.command.is_empty() {
+                entry.command = crate::procfs::command_line(pid);
+            }
+            if last_reading_unix_s.is_some() {
+                entry.last_reading_unix_s = last_reading_unix_s;
+            }
+            if let Some(Some(site)) = site {
+                entry.site = Some(site);
+            }
+        });
     }
 }
 
