@@ -38,3 +38,21 @@ CONF
   nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" & pids+=($!)
   wait_port "$port"
 }
+# routes_app COUNT: an Express 4 app with COUNT routes in $work/app.cjs
+# (/r0 … /rN-2 with an id keep nothing; /leaky/:id keeps 1.5 KB a
+# request), express installed beside it; started as `node app.cjs PORT`.
+routes_app() {
+  local count=$1
+  (cd "$work" && npm init -y >/dev/null && npm i -q --no-audit --no-fund express@4 >/dev/null 2>&1)
+  cat >"$work/app.cjs" <<JS
+// $count routes: /r0 … /r$((count - 2)) (with an id) keep nothing; /leaky/:id keeps 1.5 KB.
+const express = require('express');
+const app = express();
+const kept = new Map();
+for (let i = 0; i < $count - 1; i++) {
+  app.get('/r' + i + '/:id', (req, res) => res.json({ route: i, id: req.params.id, at: Date.now() }));
+}
+app.get('/leaky/:id', (req, res) => { kept.set(req.params.id, 'x'.repeat(1500)); res.json({ n: kept.size }); });
+app.listen(Number(process.argv[2]), '127.0.0.1');
+JS
+}

@@ -11,18 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 count=${1:-60}
 . "$here/common.sh"
 bench_start
-(cd "$work" && npm init -y >/dev/null && npm i -q --no-audit --no-fund express@4 >/dev/null 2>&1)
-cat >"$work/app.cjs" <<JS
-// $count routes: /r0 … /r$((count - 2)) (with an id) keep nothing; /leaky/:id keeps 1.5 KB.
-const express = require('express');
-const app = express();
-const kept = new Map();
-for (let i = 0; i < $count - 1; i++) {
-  app.get('/r' + i + '/:id', (req, res) => res.json({ route: i, id: req.params.id, at: Date.now() }));
-}
-app.get('/leaky/:id', (req, res) => { kept.set(req.params.id, 'x'.repeat(1500)); res.json({ n: kept.size }); });
-app.listen(Number(process.argv[2]), '127.0.0.1');
-JS
+routes_app "$count"
 port=$(free_port)
 start=$EPOCHREALTIME
 "$leakcheck" run --url "http://127.0.0.1:$port" --json "$work/result.json" \

@@ -15,17 +15,7 @@ count=${1:-30}
 shards=${2:-4}
 . "$here/common.sh"
 bench_start
-(cd "$work" && npm init -y >/dev/null && npm i -q --no-audit --no-fund express@4 >/dev/null 2>&1)
-cat >"$work/app.cjs" <<JS
-const express = require('express');
-const app = express();
-const kept = new Map();
-for (let i = 0; i < $count - 1; i++) {
-  app.get('/r' + i + '/:id', (req, res) => res.json({ route: i, id: req.params.id, at: Date.now() }));
-}
-app.get('/leaky/:id', (req, res) => { kept.set(req.params.id, 'x'.repeat(1500)); res.json({ n: kept.size }); });
-app.listen(Number(process.argv[2]), '127.0.0.1');
-JS
+routes_app "$count"
 one_run() { # JSON [ARGS…]: one run of the app; prints its wall time
   local json=$1
   shift
