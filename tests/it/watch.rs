@@ -25,12 +25,24 @@ fn watched_server_scaled(mode: &str, scale: u32) -> (Guard, u16) {
 
 /// `watched_server_scaled` with Node options of its own (a heap limit).
 fn watched_server_with(mode: &str, scale: u32, node_options: &[&str]) -> (Guard, u16) {
+    let script = repo_path("tests/targets/watch-server.mjs");
+    watch_server_at(&script, mode, scale, node_options)
+}
+
+/// The watch server from `script` (a copy of it, for `--match` to pick
+/// out) on a free port, opened to SIGUSR1 on a port of its own.
+pub(crate) fn watch_server_at(
+    script: &std::path::Path,
+    mode: &str,
+    scale: u32,
+    node_options: &[&str],
+) -> (Guard, u16) {
     let port = free_port();
     let mut command = Command::new(node());
     command
         .args(["--inspect-port=0", "--expose-gc"])
         .args(node_options)
-        .arg(repo_path("tests/targets/watch-server.mjs"))
+        .arg(script)
         .args([&port.to_string(), mode, &scale.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null());

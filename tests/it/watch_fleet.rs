@@ -24,18 +24,7 @@ fn server_folder() -> (tempfile::TempDir, PathBuf) {
 
 /// One watch server on a free port (`leak` or `clean`, its note scaled).
 fn server(script: &Path, mode: &str, scale: u32, node_options: &[&str]) -> (Guard, u16) {
-    let port = free_port();
-    let mut command = Command::new(node());
-    command
-        .arg("--inspect-port=0")
-        .args(node_options)
-        .arg(script)
-        .args([&port.to_string(), mode, &scale.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let guard = Guard::spawn(&mut command);
-    wait_listening(port);
-    (guard, port)
+    crate::watch::watch_server_at(script, mode, scale, node_options)
 }
 
 /// `leakcheck load` at `rate` for `seconds`: traffic the watch does not send.
