@@ -3,7 +3,8 @@
 # the main package `leakcheck` (launcher, JS API, types) and the platform
 # package `@leakcheck/linux-x64` (the stripped release binary, linked
 # statically by scripts/build-static.sh so that it runs on any x86_64 Linux,
-# Alpine's musl included). Versions of both come from Cargo.toml. Prints the
+# Alpine's musl included). Versions of both come from Cargo.toml. The main
+# package also carries the man pages and completion scripts. Prints the
 # shared libraries the binary needs (none, when static) and each tarball's
 # size.
 # usage: scripts/npm-pack.sh [OUT]   (LEAKCHECK_PACK_BINARY=path skips the build)
@@ -29,6 +30,13 @@ for manifest in "$stage/leakcheck/package.json" "$stage/linux-x64/package.json";
   sed -i "s/0\.0\.0-set-by-npm-pack/$version/g" "$manifest"
 done
 cp "$root/README.md" "$stage/leakcheck/README.md"
+# Man pages (npm links them for a global install: `man leakcheck-run`) and
+# completion scripts, written by the binary from its own flags.
+"$binary" man --dir "$stage/leakcheck/man" >/dev/null
+mkdir -p "$stage/leakcheck/completions"
+for shell in bash zsh fish; do
+  "$binary" completions "$shell" >"$stage/leakcheck/completions/leakcheck.$shell"
+done
 (cd "$stage/linux-x64" && npm pack --silent --pack-destination "$out" >/dev/null)
 (cd "$stage/leakcheck" && npm pack --silent --pack-destination "$out" >/dev/null)
 needed=$( (readelf -d "$stage/linux-x64/bin/leakcheck" 2>/dev/null || true) | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')

@@ -1,5 +1,5 @@
 //! leakcheck: finds memory a Node.js server keeps under load, by the method
-//! in METHOD.md; README.md's "Layout" maps the modules. `run` is the entry
+//! in docs/src/method.md; the book's docs/src/layout.md maps the modules. `run` is the entry
 //! point the binary calls.
 
 pub(crate) mod cli;
@@ -34,6 +34,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+pub use cli::manual;
 use cli::{Cli, Command};
 use commands::frame::RunEnd;
 
@@ -51,6 +52,11 @@ pub fn run() -> ExitCode {
         Command::Inspect(args) => commands::heap::inspect(args.into_props()).map(clean),
         Command::Diff(args) => commands::heap::diff(args.into_props()).map(clean),
         Command::Redact(args) => commands::heap::redact(&args.snapshots, &args.out).map(clean),
+        Command::Completions(args) => {
+            cli::manual::completions(args.shell, &mut std::io::stdout());
+            Ok(RunEnd::Clean)
+        }
+        Command::Man(args) => man(args).map(clean),
         command => run_async(command),
     };
     match outcome {
@@ -64,6 +70,19 @@ pub fn run() -> ExitCode {
             eprintln!("error: {error:#}");
             ExitCode::from(EXIT_ERROR)
         }
+    }
+}
+
+/// `leakcheck man`: one page to stdout, or every page into a folder.
+fn man(args: cli::ManArgs) -> anyhow::Result<()> {
+    match args.dir {
+        Some(dir) => {
+            for path in cli::manual::man_pages(&dir)? {
+                println!("{}", path.display());
+            }
+            Ok(())
+        }
+        None => cli::manual::man_page(args.subcommand.as_deref(), &mut std::io::stdout()),
     }
 }
 
@@ -97,8 +116,14 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             })
             .await
             .map(clean),
-            Command::Inspect(_) | Command::Diff(_) | Command::Redact(_) => {
-                unreachable!("`run` runs the snapshot commands without the runtime")
+            Command::Inspect(_)
+            | Command::Diff(_)
+            | Command::Redact(_)
+            | Command::Completions(_)
+            | Command::Man(_) => {
+                unreachable!(
+                    "`run` runs the snapshot and documentation commands without the runtime"
+                )
             }
         }
     })

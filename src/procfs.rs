@@ -1,6 +1,6 @@
 //! Who listens on a TCP port, read from /proc (Linux): the socket's inode in
 //! /proc/net/tcp{,6}, then the process whose fd points at that inode. This is
-//! the method's last step (stop the server by its PID, METHOD.md) without
+//! the method's last step (stop the server by its PID, docs/src/method.md) without
 //! netstat.
 
 use std::collections::HashSet;

@@ -1,6 +1,6 @@
 //! Units as people read them and as flags accept them. Every report uses
 //! binary units: a KB is 2^10 bytes and an MB 2^20 bytes, as the method's
-//! readings are (`process.memoryUsage()` / 1048576, METHOD.md).
+//! readings are (`process.memoryUsage()` / 1048576, docs/src/method.md).
 
 pub const KB: f64 = 1024.0;
 pub const MB: f64 = 1024.0 * 1024.0;

@@ -28,7 +28,7 @@ pub struct RequestArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: Duration,
     /// Run the steps of a scenario file per virtual user instead of one
-    /// request; `-a` then counts iterations (see README, "Scenarios").
+    /// request; `-a` then counts iterations (the book's "Traffic and scenarios" page).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]
     pub scenario: Option<std::path::PathBuf>,
     /// This fraction of requests (0 to 1) is sent and the connection closed
@@ -65,8 +65,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "I/N", value_parser = crate::routes::shard::Shard::parse)]
     pub shard: Option<crate::routes::shard::Shard>,
     /// Load cycles per route, each followed by a forced collection; `auto`
-    /// repeats small cycles until the verdict is decided (see README,
-    /// "Sequential cycles") [default: auto, or 3 when -a is given].
+    /// repeats small cycles until the verdict is decided (the book's
+    /// "Sequential cycles" page) [default: auto, or 3 when -a is given].
     #[arg(long, value_name = "N|auto")]
     pub cycles: Option<Cycles>,
     /// Requests per cycle (exact; `20k` works) [default: 20000, or 2500

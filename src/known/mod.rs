@@ -31,7 +31,7 @@ macro_rules! entry {
 
 /// Every entry, compiled into the binary. Adding one: write
 /// `known-leaks/<id>.yaml`, list it here, and add its test in
-/// `tests/it/known.rs` (README, "Adding a known leak").
+/// `tests/it/known.rs` (the book: docs/src/known-leaks.md, "Adding a known leak").
 const ENTRIES: [(&str, &str); 17] = [
     entry!("node-timer-to-primitive"),
     entry!("debug-instances"),

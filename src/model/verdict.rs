@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::sample::{Quantity, Series};
 
-/// The rows of the method's reading table (METHOD.md, "Reading the result").
+/// The rows of the method's reading table (docs/src/method.md, "Reading the result").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {

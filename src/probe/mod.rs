@@ -45,7 +45,7 @@ pub enum ProbeError {
 
 /// Collections before a settled reading gives up waiting for the heap to
 /// stop shrinking. Two are usually enough: the second returns the backing
-/// stores of ArrayBuffers the first found dead (METHOD.md, step 4: a second collection returns them).
+/// stores of ArrayBuffers the first found dead (docs/src/method.md, step 4: a second collection returns them).
 const MAX_SETTLE_COLLECTIONS: usize = 4;
 /// A collection that frees less than this is taken as "stopped shrinking":
 /// below the ~0.1 MB repeatability of after-GC readings.

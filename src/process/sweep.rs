@@ -9,7 +9,7 @@
 //! Jenkins' ProcessTreeKiller marks a build: a variable with a value unique
 //! to this driver in its environment. Every descendant inherits it, and
 //! `/proc/PID/environ` still shows it after `setsid`; a process that
-//! replaced its whole environment escapes, which the README says.
+//! replaced its whole environment escapes, which the book says (docs/src/attaching.md).
 //!
 //! Only processes of leakcheck's own user can be read, which is also all
 //! that it could signal.

@@ -1,5 +1,5 @@
 //! The JSON result: the model as is, pretty-printed. Its fields are
-//! documented in README.md ("JSON result").
+//! documented in the book (docs/src/reports.md, "JSON result").
 
 use super::Exporter;
 use crate::model::RunResult;

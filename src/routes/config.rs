@@ -77,7 +77,7 @@ impl RoutesConfig {
             .with_context(|| format!("cannot read the config file {}", path.display()))?;
         let config = serde_json::from_str(&text).with_context(|| {
             format!(
-                "{} is not a valid leakcheck config (its format is in the README, \"The routes config file\")",
+                "{} is not a valid leakcheck config (its format is in the book: docs/src/routes.md, \"The routes config file\")",
                 path.display()
             )
         })?;

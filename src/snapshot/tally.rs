@@ -1,4 +1,4 @@
-//! The manual method's view of a diff (METHOD.md, step 5): counts and self
+//! The manual method's view of a diff (docs/src/method.md, step 5): counts and self
 //! sizes by type and name in each snapshot, B minus A, largest self-size
 //! growth first.
 //!

@@ -59,7 +59,7 @@ impl Defaults {
     }
 }
 
-/// Requests per cycle of the fixed method (METHOD.md).
+/// Requests per cycle of the fixed method (docs/src/method.md).
 pub const METHOD_REQUESTS: u64 = 20_000;
 
 /// A server's requests. Small cycles of 2 500: a ≥ 200-byte leak grows

@@ -22,7 +22,7 @@ const MEMORY_SERIES: [Series; 4] = [
 /// Off the V8 heap, in the order a growing one is named.
 const OFF_HEAP_SERIES: [Series; 3] = [Series::ARRAY_BUFFERS, Series::EXTERNAL, Series::RSS];
 /// When off-heap memory grows, the heap grows too: every Buffer has a small
-/// JS wrapper (METHOD.md, step 4: arrayBuffers +62.5 MB, heapUsed +0.4 MB).
+/// JS wrapper (docs/src/method.md, step 4: arrayBuffers +62.5 MB, heapUsed +0.4 MB).
 /// Heap growth under this fraction of the off-heap growth is that wrapper,
 /// and the row is off-heap retention.
 const WRAPPER_FRACTION: f64 = 0.1;

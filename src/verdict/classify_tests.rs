@@ -1,4 +1,4 @@
-//! The method's own readings (METHOD.md), fed to the verdict as data: the
+//! The method's own readings (docs/src/method.md), fed to the verdict as data: the
 //! verdict must read them as the method does.
 use super::guards::resolvable;
 use super::*;
@@ -18,7 +18,7 @@ fn sample(rss: f64, heap_total: f64, heap_used: f64, external: f64, array_buffer
     }
 }
 
-/// The method's /leak readings (METHOD.md, step 3): 0.43 KB a request.
+/// The method's /leak readings (docs/src/method.md, step 3): 0.43 KB a request.
 fn method_leak() -> (Sample, [CycleResult; 3]) {
     let cycles = [
         (89.6, 49.8, 18.8, 89.7, 50.5, 16.3),
@@ -116,7 +116,7 @@ fn method_leak_is_retention_at_043_kb() {
     assert!(gated(0.1).fails_gate);
 }
 
-/// Three cycles of the method's buffer step (METHOD.md, step 4): each
+/// Three cycles of the method's buffer step (docs/src/method.md, step 4): each
 /// keeps 62.5 MB of arrayBuffers; rss grows by `rss_step` MB a cycle.
 fn buffer_cycles(rss0: f64, rss_step: f64) -> (Sample, Vec<CycleResult>) {
     let reading = |i: f64| {

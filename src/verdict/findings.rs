@@ -112,7 +112,7 @@ impl Context<'_> {
                 FindingKind::FixedRequest,
                 "every request was identical: a cache, map or list keyed by the URL, a user or \
                  the body holds one entry under identical requests and cannot grow; vary the \
-                 request, e.g. --route '/item?id={n}' (README, \"Realistic traffic\")",
+                 request, e.g. --route '/item?id={n}' (the book's \"Traffic and scenarios\" page, docs/src/traffic.md)",
             )
         })
     }

@@ -2,7 +2,7 @@
 //! the spread of its per-cycle increments, and whether it grows, has grown
 //! and stopped, or cannot be told from noise.
 //!
-//! Rules, each tied to the method's reading table (METHOD.md):
+//! Rules, each tied to the method's reading table (docs/src/method.md):
 //! - Warm-up: with two or more cycles, the baseline → cycle 1 step is left
 //!   out of the fit. JIT code, lazy initialisation and pools grow once, on
 //!   the first load; the demo's `/churn` heap goes 6.6 → 7.3 and then holds.
@@ -47,7 +47,7 @@ const COUNTER_NOISE: f64 = 0.5;
 const RESOURCE_NOISE: f64 = 4.0;
 
 /// Repeatability of one after-GC reading on a route that keeps nothing.
-/// heapUsed: about 0.1 MB here (METHOD.md's /churn reads 7.3 / 7.4 / 7.4).
+/// heapUsed: about 0.1 MB here (docs/src/method.md's /churn reads 7.3 / 7.4 / 7.4).
 /// external and arrayBuffers move only with buffers. rss moves with the
 /// allocator's page cache, so it needs a wider floor.
 /// rss also holds V8's own pages, which a large heap touches and leaves

@@ -9,7 +9,7 @@
 //! soon they fill it: 15.7 B per request at 40 requests/s is 2.3 MB/h,
 //! which fills a 4 GB heap in about 75 days.
 //!
-//! Rule (METHOD.md, "The resolution at a route's pace"): without
+//! Rule (docs/src/method.md, "The resolution at a route's pace"): without
 //! `--resolution`, a route is held to the larger of the budget's
 //! resolution and the retention per unit that would fill the headroom it
 //! has left (its heap limit less its baseline heap, or its memory limit

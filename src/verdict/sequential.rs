@@ -37,7 +37,7 @@ use crate::model::{
 };
 use crate::units::{human_duration, per_request};
 
-/// The fixed method's cycle: 20 000 requests (METHOD.md).
+/// The fixed method's cycle: 20 000 requests (docs/src/method.md).
 #[cfg(test)]
 pub const METHOD_CYCLE_REQUESTS: f64 = 20_000.0;
 /// What 3 × 20 000 can resolve: a cycle's growth must exceed

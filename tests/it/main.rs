@@ -2,6 +2,7 @@
 //! the real `leakcheck` binary, split by topic. `util` holds what they
 //! share (the argument builder, the typed result, process guards).
 
+mod docs_util;
 mod page_util;
 mod util;
 
@@ -10,6 +11,7 @@ mod attach;
 mod attribution;
 mod deadlines;
 mod diagnose;
+mod docs;
 mod evidence;
 mod faults;
 mod frameworks;

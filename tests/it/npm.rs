@@ -85,6 +85,19 @@ fn npx_leakcheck_runs_the_check_and_says_what_is_wrong_otherwise() {
         "{}",
         version.stdout
     );
+    // The man pages and completions ship in the main package.
+    let package = project.root.join("node_modules/leakcheck");
+    for file in [
+        "man/leakcheck.1",
+        "man/leakcheck-run.1",
+        "completions/leakcheck.bash",
+    ] {
+        let text = std::fs::read_to_string(package.join(file)).unwrap_or_default();
+        assert!(
+            text.contains("leakcheck"),
+            "{file} is missing from the package"
+        );
+    }
 
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");

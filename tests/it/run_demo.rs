@@ -36,7 +36,7 @@ fn keeping_route_is_retention_and_dropping_route_is_not() {
     assert_eq!(verdict.kind, VerdictKind::Retention, "{verdict:#?}");
     let per_request = heap_per_request(leak);
     // Each record is a header copy, a 512-byte string and a few fields:
-    // METHOD.md measured 0.43 KB; the order of magnitude is what must hold.
+    // docs/src/method.md measured 0.43 KB; the order of magnitude is what must hold.
     assert!(
         (200.0..1500.0).contains(&per_request),
         "heap_used per request {per_request}"
