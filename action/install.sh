@@ -14,6 +14,14 @@ else
     echo "::error::no 'version' input and no cargo to build leakcheck from this commit: set 'version' (e.g. latest) or install Rust" >&2
     exit 2
   fi
+  # The binary for the runner's CPU (RUNNER_ARCH: X64 or ARM64), built
+  # natively; npm installs the platform package whose `cpu` matches.
+  case "${RUNNER_ARCH:-}" in
+    ARM64) export LEAKCHECK_TARGET=aarch64-unknown-linux-gnu ;;
+    X64) export LEAKCHECK_TARGET=x86_64-unknown-linux-gnu ;;
+    "") ;;
+    *) echo "::error::no leakcheck binary for a $RUNNER_ARCH runner: use an X64 or ARM64 Linux runner" >&2; exit 2 ;;
+  esac
   bash "$here/scripts/npm-pack.sh" "$home/packs"
   npm install "${quiet[@]}" --offline "$home"/packs/*.tgz
 fi

@@ -12,10 +12,33 @@
 # same speed (BENCHMARKS.md, "The static binary"). Prints the binary's path.
 # LEAKCHECK_STATIC_LTO=off builds it without (CI, whose test checks what the
 # static link gives, not the size: 147 s from scratch against 215 s).
-# usage: scripts/build-static.sh
+# The same binary for arm64 Linux (Graviton, arm64 CI runners, Docker on
+# Apple Silicon): LEAKCHECK_TARGET=aarch64-unknown-linux-gnu, cross-linked
+# by Debian's gcc-aarch64-linux-gnu against its static arm64 glibc
+# (`rustup target add aarch64-unknown-linux-gnu` first).
+# usage: scripts/build-static.sh   (for this machine's CPU; LEAKCHECK_TARGET=… for another)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-target=x86_64-unknown-linux-gnu
+target=${LEAKCHECK_TARGET:-$(uname -m)-unknown-linux-gnu}
+case "$target" in
+  x86_64-unknown-linux-gnu) ;;
+  aarch64-unknown-linux-gnu)
+    linker=aarch64-linux-gnu-gcc
+    # On an arm64 machine the native gcc links it; elsewhere the cross one.
+    [ "$(uname -m)" = aarch64 ] && linker=gcc
+    if ! command -v "$linker" >/dev/null 2>&1; then
+      echo "build-static.sh: $linker is missing: install Debian's gcc-aarch64-linux-gnu" >&2
+      exit 2
+    fi
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=$linker
+    # Crates that build C (ring-free here, but zstd-like -sys crates would)
+    # compile with the cross compiler too.
+    export CC_aarch64_unknown_linux_gnu=$linker AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
+    ;;
+  *)
+    echo "build-static.sh: no static build for $target (x86_64-unknown-linux-gnu, aarch64-unknown-linux-gnu)" >&2
+    exit 2 ;;
+esac
 lto=fat units=1
 if [ "${LEAKCHECK_STATIC_LTO:-fat}" = off ]; then lto=off units=16; fi
 CARGO_PROFILE_RELEASE_LTO=$lto CARGO_PROFILE_RELEASE_CODEGEN_UNITS=$units \

@@ -16,10 +16,12 @@ pub mod mcp;
 pub mod model;
 pub mod net;
 pub mod page;
+pub mod platform;
 pub(crate) mod private_file;
 pub mod probe;
 pub mod process;
-pub mod procfs;
+/// `/proc` readers, behind the platform seam (kept at this path for callers).
+pub use platform::procfs;
 pub(crate) mod redact;
 pub mod report;
 pub mod routes;

@@ -182,17 +182,8 @@ async fn read_once(watch: &PeakWatch) -> Peak {
     reading
 }
 
-/// Resident bytes of a process from `/proc/PID/statm` (its second field,
-/// in pages).
 fn rss_of(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
-    crate::probe::parse_statm_resident(&text).map(|pages| pages * page_size())
-}
-
-fn page_size() -> u64 {
-    // SAFETY: sysconf has no preconditions; it returns -1 on error.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(size).unwrap_or(4096)
+    crate::procfs::resident_bytes(pid)
 }
 
 #[cfg(test)]

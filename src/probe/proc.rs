@@ -43,11 +43,7 @@ pub fn parse_status(text: &str) -> Option<Sample> {
     Some(sample)
 }
 
-/// Resident pages from a `/proc/PID/statm` file's text (its second field):
-/// the peak sampler's cheap rss reading, one short line.
-pub fn parse_statm_resident(text: &str) -> Option<u64> {
-    text.split_whitespace().nth(1)?.parse().ok()
-}
+pub use crate::procfs::parse_statm_resident;
 
 #[async_trait]
 impl Probe for ProcProbe {

@@ -169,11 +169,11 @@ impl Target {
         // or SIGKILLed run.
         let lifeline = Lifeline::new().map_err(spawn_error)?;
         let (read, write) = lifeline.fds();
-        // SAFETY: prctl and the watchdog's fork are async-signal-safe and
+        // SAFETY: the parent-death request and the watchdog's fork are async-signal-safe and
         // touch only the child (see watchdog.rs).
         unsafe {
             command.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                crate::platform::kill_with_parent(libc::SIGKILL);
                 fork_watchdog(read, write)
             });
         }

@@ -38,12 +38,9 @@ pub struct Lifeline {
 
 impl Lifeline {
     pub fn new() -> io::Result<Lifeline> {
-        let mut fds = [0 as RawFd; 2];
-        // SAFETY: pipe2 fills the two descriptors; O_CLOEXEC keeps them out
-        // of every program leakcheck executes.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // Close-on-exec keeps both ends out of every program leakcheck
+        // executes.
+        let fds = crate::platform::pipe_cloexec()?;
         // SAFETY: the descriptors were just created and are owned here.
         let write = unsafe { OwnedFd::from_raw_fd(fds[1]) };
         Ok(Lifeline {
@@ -95,16 +92,13 @@ unsafe fn watch(read: RawFd, write: RawFd, group: libc::pid_t) -> ! {
         // `kill(-group)` below does not end it before its SIGKILL.
         libc::setpgid(0, 0);
         // `ps` then tells it from leakcheck, whose memory image it shares.
-        libc::prctl(libc::PR_SET_NAME, c"lc-watchdog".as_ptr());
+        crate::platform::name_this_process(c"lc-watchdog");
         libc::close(write);
         // Holding the target's stdout/stderr pipes open would keep
         // leakcheck's readers waiting after the target exits; holding the
         // exec-error pipe would stall the spawn. close_range takes them all
-        // (Linux 5.9+); older kernels get the scan.
-        let closed = read > 0
-            && libc::syscall(libc::SYS_close_range, 0u32, read as u32 - 1, 0u32) == 0
-            && libc::syscall(libc::SYS_close_range, read as u32 + 1, u32::MAX, 0u32) == 0;
-        if !closed {
+        // (Linux 5.9+); older kernels and other platforms get the scan.
+        if !crate::platform::close_descriptors_except(read) {
             for fd in 0..CLOSE_SCAN {
                 if fd != read {
                     libc::close(fd);
@@ -114,7 +108,7 @@ unsafe fn watch(read: RawFd, write: RawFd, group: libc::pid_t) -> ! {
         let mut byte = 0u8;
         loop {
             let n = libc::read(read, (&raw mut byte).cast(), 1);
-            if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
+            if n == 0 || (n < 0 && crate::platform::errno() != libc::EINTR) {
                 break;
             }
         }

@@ -7,6 +7,7 @@ mod page_util;
 mod util;
 
 mod action;
+mod arm64;
 mod attach;
 mod attribution;
 mod deadlines;

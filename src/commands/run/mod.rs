@@ -72,6 +72,7 @@ pub async fn run(props: RunSettings) -> anyhow::Result<RunEnd> {
     let (faults, mut fault) = watch::channel(None::<String>);
     let mut session = Session::new(&props, http.clone(), &frame.progress, faults);
     let oom_before = death::oom_kills_now();
+    say_if_native_diagnosis_unavailable(&props, &session, &frame.progress);
     let work = async {
         let (routes, probe) =
             discover::routes_to_check(&mut session, &mut plan, routes, &mut result).await?;
@@ -309,4 +310,21 @@ fn wants_fresh_diagnosis(route: &RouteResult) -> bool {
     let leaks = route.verdict.as_ref().is_some_and(|v| v.kind.is_leak());
     past || last.after_gc.heap_used > FRESH_DIAGNOSIS_ABOVE
         || (leaks && grown > FRESH_DIAGNOSIS_GROWN)
+}
+
+/// Said before the work, not after a leak found late: whether the native
+/// recorder (heaptrack) could name off-heap growth on this machine, when
+/// it could not (missing, incomplete, or built for another CPU, as an
+/// x86_64 heaptrack beside an arm64 leakcheck under emulation).
+fn say_if_native_diagnosis_unavailable(
+    props: &RunSettings,
+    session: &Session<'_>,
+    progress: &crate::report::progress::Progress,
+) {
+    if !props.method.diagnose || !session.launches() {
+        return;
+    }
+    if let Err(why) = crate::diagnosis::native::Recorder::find() {
+        progress.say(&format!("native diagnosis unavailable: {why}"));
+    }
 }

@@ -30,6 +30,17 @@ pub enum RecorderError {
     Missing,
     #[error("heaptrack is installed without {}: reinstall the `heaptrack` package", .0.display())]
     Incomplete(PathBuf),
+    #[error(
+        "heaptrack is installed for {theirs}, and leakcheck and its target run on {ours}: \
+         {} cannot be preloaded into them; install the {ours} `heaptrack` package \
+         (on arm64: the distribution's arm64 build; under emulation, inside the emulated system)",
+        preload.display()
+    )]
+    OtherArchitecture {
+        preload: PathBuf,
+        theirs: &'static str,
+        ours: &'static str,
+    },
     #[error("cannot prepare heaptrack's record in {}", path.display())]
     Io {
         path: PathBuf,
@@ -58,8 +69,10 @@ impl Recorder {
             let path = std::fs::canonicalize(&path).map_err(|_| RecorderError::Incomplete(path))?;
             Ok(path)
         };
+        let preload = part(PRELOAD)?;
+        check_architecture(&preload)?;
         Ok(Recorder {
-            preload: part(PRELOAD)?,
+            preload,
             interpreter: part(INTERPRETER)?,
         })
     }
@@ -158,4 +171,65 @@ pub fn find_in_path(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
+}
+
+/// A preload library of another CPU than leakcheck's (an x86_64 heaptrack
+/// on the PATH of an arm64 leakcheck under emulation, or in a multi-arch
+/// image) would fail inside the target's dynamic loader with a message
+/// about ELF classes; said here instead, before the target starts.
+fn check_architecture(preload: &Path) -> Result<(), RecorderError> {
+    let mut header = [0u8; 20];
+    let read = std::fs::File::open(preload).and_then(|mut file| {
+        use std::io::Read;
+        file.read_exact(&mut header)
+    });
+    if read.is_err() || &header[..4] != b"\x7fELF" {
+        return Ok(());
+    }
+    // e_machine, little-endian on both CPUs leakcheck is built for.
+    let theirs = match u16::from_le_bytes([header[18], header[19]]) {
+        0x3e => "x86_64",
+        0xb7 => "aarch64",
+        _ => return Ok(()),
+    };
+    let ours = std::env::consts::ARCH;
+    if theirs == ours {
+        return Ok(());
+    }
+    Err(RecorderError::OtherArchitecture {
+        preload: preload.to_path_buf(),
+        theirs,
+        ours,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn elf_for(machine: u16) -> tempfile::NamedTempFile {
+        let mut header = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0];
+        header.resize(18, 0);
+        header.extend_from_slice(&machine.to_le_bytes());
+        header.resize(64, 0);
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), header).unwrap();
+        file
+    }
+
+    #[test]
+    fn a_preload_library_of_another_cpu_is_named_before_the_target_starts() {
+        let (ours, other) = match std::env::consts::ARCH {
+            "x86_64" => (0x3e, 0xb7),
+            _ => (0xb7, 0x3e),
+        };
+        assert!(check_architecture(elf_for(ours).path()).is_ok());
+        let error = check_architecture(elf_for(other).path()).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("heaptrack is installed for"), "{message}");
+        assert!(message.contains(std::env::consts::ARCH), "{message}");
+        // Not an ELF file at all: left to the loader, as before.
+        let text = tempfile::NamedTempFile::new().unwrap();
+        assert!(check_architecture(text.path()).is_ok());
+    }
 }

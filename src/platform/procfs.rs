@@ -205,6 +205,24 @@ pub fn describe_holders(port: u16) -> String {
     format!("held by {}", list.join(", "))
 }
 
+/// Resident bytes of a process from `/proc/PID/statm` (its second field,
+/// in pages): the cheap rss reading, one short line.
+pub fn resident_bytes(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    parse_statm_resident(&text).map(|pages| pages * page_size())
+}
+
+/// Resident pages from a `/proc/PID/statm` file's text (its second field).
+pub fn parse_statm_resident(text: &str) -> Option<u64> {
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions; it returns -1 on error.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).unwrap_or(4096)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
