@@ -119,7 +119,7 @@ async fn first_target(addr: SocketAddr, allow_remote: bool) -> Result<String, Di
 /// What would make SIGUSR1 open `pid`'s inspector beyond loopback: an
 /// inspector flag on its command line or in its NODE_OPTIONS.
 fn exposing_flag(pid: u32) -> Option<(String, String)> {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let cmdline = crate::procfs::cmdline_bytes(pid);
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
         .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -127,7 +127,7 @@ fn exposing_flag(pid: u32) -> Option<(String, String)> {
     if let Some(host) = bind::remote_inspect_host(args.iter().map(String::as_str)) {
         return Some((host, "its command line".into()));
     }
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let environ = crate::procfs::environ_of(pid).unwrap_or_default();
     let options = environ
         .split(|b| *b == 0)
         .find_map(|entry| entry.strip_prefix(b"NODE_OPTIONS="))

@@ -56,7 +56,7 @@ fn renderers_rss(browser: u32) -> u64 {
             crate::procfs::command_line(pid).contains("--type=renderer")
                 && crate::procfs::descends_from(pid, browser)
         })
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
+        .filter_map(crate::procfs::status_text)
         .filter_map(|status| crate::probe::proc::parse_status(&status))
         .map(|sample| {
             let anon = sample.counters.get("rss_anon").copied().flatten();

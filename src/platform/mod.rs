@@ -16,7 +16,7 @@
 //! | [`procfs::all_pids`], [`procfs::parent_of`], [`procfs::command_line`] | `/proc`, `/proc/PID/stat`, `/proc/PID/cmdline` | `proc_listallpids`, `proc_pidinfo(PROC_PIDTBSDINFO)` (`pbi_ppid`), `sysctl(KERN_PROCARGS2)` |
 //! | [`procfs::memory_available`] | `/proc/meminfo` `MemAvailable` | `host_statistics64(HOST_VM_INFO64)`: free + inactive pages |
 //! | rss and its parts (`probe::proc`, `probe::smaps`) | `/proc/PID/status`, `/proc/PID/smaps` | `proc_pidinfo(PROC_PIDTASKINFO)` (`pti_resident_size`); `mach_vm_region` walk for the split |
-//! | the memory limit (`probe::limits`) | cgroup v2 `memory.max`, `memory.events` | none (no cgroups): the machine's memory (`hw.memsize`) |
+//! | the memory limit ([`cgroup`]) | cgroup v2 `memory.max`, `memory.events` | none (no cgroups): the machine's memory (`hw.memsize`) |
 //! | a process's start time (`watch::checkpoint`) | `/proc/PID/stat` field 22 | `proc_pidinfo(PROC_PIDTBSDINFO)` (`pbi_start_tvsec`) |
 //! | [`kill_with_parent`] | `prctl(PR_SET_PDEATHSIG)` | none: the watchdog's pipe alone (or a `kqueue` `EVFILT_PROC`/`NOTE_EXIT` on the parent) |
 //! | [`name_this_process`] | `prctl(PR_SET_NAME)` | none for another process's view (`pthread_setname_np` names a thread only) |
@@ -25,14 +25,16 @@
 //! | [`errno`] | `__errno_location` | `__error` |
 //! | the native recorder (`diagnosis::native`) | heaptrack (`LD_PRELOAD`) | none here; Instruments' Allocations, or `MallocStackLogging` |
 //!
-//! The `/proc` readers keep their own files (`procfs.rs` here; `probe/proc.rs`,
-//! `probe/smaps.rs`, `probe/limits.rs`) because each parses its format with
-//! tests of its own; they compile everywhere (paths are strings) and find
-//! nothing off Linux, which [`PROC_READINGS`] says up front.
+//! Every read of /proc and /sys/fs/cgroup is a function of `procfs.rs` or
+//! `cgroup.rs` here; the formats are parsed where they are used
+//! (`probe/proc.rs` status, `probe/smaps.rs`), each with tests of its own.
+//! They compile everywhere (paths are strings) and find nothing off Linux,
+//! which [`PROC_READINGS`] says up front.
 
 use std::io;
 use std::os::fd::RawFd;
 
+pub mod cgroup;
 pub mod procfs;
 
 #[cfg(target_os = "linux")]

@@ -223,6 +223,96 @@ fn page_size() -> u64 {
     u64::try_from(size).unwrap_or(4096)
 }
 
+// One file of /proc each: the raw readings the rest of leakcheck parses.
+// Off Linux each finds nothing (an error, None or empty), which its caller
+// reports as a figure not read; the table in `platform/mod.rs` names what
+// macOS would read instead.
+
+/// `/proc/PID/status` (rss and its parts, the real uid).
+pub fn status_text(pid: u32) -> Option<String> {
+    std::fs::read_to_string(status_path(pid)).ok()
+}
+
+/// The path of `/proc/PID/status`, for messages that name it.
+pub fn status_path(pid: u32) -> String {
+    format!("/proc/{pid}/status")
+}
+
+/// `/proc/self/status` of leakcheck itself.
+pub fn own_status_text() -> Option<String> {
+    std::fs::read_to_string("/proc/self/status").ok()
+}
+
+/// `/proc/PID/stat` (state, start time); the error says whether it is gone.
+pub fn stat_text(pid: u32) -> std::io::Result<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+}
+
+/// The machine's boot time in Unix seconds (`btime` of `/proc/stat`).
+pub fn boot_time() -> Option<f64> {
+    let boot = std::fs::read_to_string("/proc/stat").ok()?;
+    boot.lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// The executable of process `pid` (`/proc/PID/exe`).
+pub fn exe_of(pid: u32) -> std::io::Result<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+}
+
+/// The working directory of process `pid` (`/proc/PID/cwd`).
+pub fn cwd_of(pid: u32) -> Option<std::path::PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
+}
+
+/// The process's cgroup table (`/proc/PID/cgroup`: v2's one line, or v1's
+/// whole table).
+pub fn cgroup_text(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()
+}
+
+/// The process's environment, NUL-separated (`/proc/PID/environ`; this
+/// user's processes only).
+pub fn environ_of(pid: u32) -> std::io::Result<Vec<u8>> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+}
+
+/// The process's arguments, NUL-separated (`/proc/PID/cmdline`).
+pub fn cmdline_bytes(pid: u32) -> Vec<u8> {
+    std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()
+}
+
+/// Whether a process `pid` exists (its /proc entry).
+pub fn process_exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// `/proc/meminfo`'s text.
+pub fn meminfo_text() -> Option<String> {
+    std::fs::read_to_string("/proc/meminfo").ok()
+}
+
+/// The kernel's release (`/proc/sys/kernel/osrelease`), trimmed.
+pub fn kernel_release() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|k| k.trim().to_string())
+}
+
+/// `/proc/PID/smaps` (rss per mapping), read off the async runtime's
+/// threads.
+pub async fn smaps_text(pid: u32) -> std::io::Result<String> {
+    tokio::fs::read_to_string(format!("/proc/{pid}/smaps")).await
+}
+
+/// `/proc/PID/status`, read off the async runtime's threads.
+pub async fn status_text_async(pid: u32) -> std::io::Result<String> {
+    tokio::fs::read_to_string(status_path(pid)).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

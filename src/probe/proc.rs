@@ -64,8 +64,8 @@ impl Probe for ProcProbe {
     }
 
     async fn sample(&mut self) -> Result<Sample, ProbeError> {
-        let path = format!("/proc/{}/status", self.pid);
-        let text = match tokio::fs::read_to_string(&path).await {
+        let path = crate::procfs::status_path(self.pid);
+        let text = match crate::procfs::status_text_async(self.pid).await {
             Ok(text) => text,
             // ENOENT (and ESRCH while the entry is torn down) is an exit;
             // anything else (EMFILE, EACCES) says nothing about the process.

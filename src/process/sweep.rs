@@ -47,15 +47,11 @@ impl Mark {
     pub fn holders(&self) -> Vec<u32> {
         let needle = format!("{MARK_VARIABLE}={}", self.0).into_bytes();
         let me = std::process::id();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        entries
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        crate::procfs::all_pids()
+            .into_iter()
             .filter(|&pid| pid != me)
             .filter(|&pid| {
-                std::fs::read(format!("/proc/{pid}/environ"))
+                crate::procfs::environ_of(pid)
                     .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle))
             })
             .collect()

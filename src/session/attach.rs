@@ -67,7 +67,7 @@ pub async fn connect_probe(
             })
         }
         Attach::Proc(pid) => {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if !crate::procfs::process_exists(*pid) {
                 anyhow::bail!("process {pid} does not exist; check the PID with `ps`");
             }
             Ok(Connected {

@@ -249,7 +249,7 @@ async fn target_cwd(probe: &dyn Probe, pid: Option<u32>) -> Option<String> {
     {
         return Some(cwd);
     }
-    let link = std::fs::read_link(format!("/proc/{}/cwd", pid?)).ok()?;
+    let link = crate::procfs::cwd_of(pid?)?;
     Some(link.display().to_string())
 }
 

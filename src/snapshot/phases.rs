@@ -51,7 +51,7 @@ impl Phase {
 impl Drop for Phase {
     fn drop(&mut self) {
         if enabled() {
-            let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+            let status = crate::procfs::own_status_text().unwrap_or_default();
             let field = |key: &str| {
                 status
                     .lines()

@@ -13,7 +13,6 @@
 //! which opens no port until the signal, then an ephemeral one).
 
 use std::collections::BTreeSet;
-use std::fs;
 
 use crate::procfs;
 use crate::settings::Selection;
@@ -92,7 +91,7 @@ pub fn is_alive(pid: u32) -> bool {
 /// old name). A process that renamed itself (`process.title`) keeps its
 /// executable.
 fn is_node(pid: u32) -> bool {
-    let Ok(exe) = fs::read_link(format!("/proc/{pid}/exe")) else {
+    let Ok(exe) = procfs::exe_of(pid) else {
         return false;
     };
     exe.file_name()
@@ -109,14 +108,14 @@ fn may_signal(pid: u32) -> bool {
 }
 
 fn uid_of(pid: u32) -> Option<u32> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let status = procfs::status_text(pid)?;
     let line = status.lines().find(|l| l.starts_with("Uid:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The process's cgroup (v2's one line, or v1's whole table).
 fn cgroup_of(pid: u32) -> Option<String> {
-    fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()
+    procfs::cgroup_text(pid)
 }
 
 /// The port SIGUSR1 will open `pid`'s inspector on: its `--inspect-port`
@@ -127,7 +126,7 @@ pub fn debug_port(pid: u32) -> u16 {
         .split(' ')
         .map(str::to_string)
         .collect();
-    if let Ok(environ) = fs::read(format!("/proc/{pid}/environ")) {
+    if let Ok(environ) = procfs::environ_of(pid) {
         for entry in environ.split(|&b| b == 0) {
             if let Some(options) = entry.strip_prefix(b"NODE_OPTIONS=") {
                 let options = String::from_utf8_lossy(options);

@@ -119,7 +119,7 @@ async fn write_snapshot(inspector: &Inspector, path: &Path) -> anyhow::Result<u6
 
 /// `MemAvailable` of /proc/meminfo, in bytes.
 fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let text = crate::procfs::meminfo_text()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
