@@ -20,8 +20,6 @@ pub mod platform;
 pub(crate) mod private_file;
 pub mod probe;
 pub mod process;
-/// `/proc` readers, behind the platform seam (kept at this path for callers).
-pub use platform::procfs;
 pub(crate) mod redact;
 pub mod report;
 pub mod routes;

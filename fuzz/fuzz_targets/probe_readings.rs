@@ -9,8 +9,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let text = String::from_utf8_lossy(data);
     let _ = leakcheck::probe::parse_status(&text);
-    let _ = leakcheck::probe::parse_statm_resident(&text);
-    let _ = leakcheck::probe::limits::parse_proc_cgroup(&text);
-    let _ = leakcheck::probe::limits::parse_limit(&text);
-    let _ = leakcheck::probe::limits::parse_oom_kills(&text);
+    let _ = leakcheck::platform::procfs::parse_statm_resident(&text);
+    let _ = leakcheck::platform::cgroup::parse_proc_cgroup(&text);
+    let _ = leakcheck::platform::cgroup::parse_limit(&text);
+    let _ = leakcheck::platform::cgroup::parse_oom_kills(&text);
 });

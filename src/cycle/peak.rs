@@ -175,15 +175,11 @@ async fn read_once(watch: &PeakWatch) -> Peak {
             reading.samples = 1;
         }
     }
-    if let Some(rss) = watch.pid.and_then(rss_of) {
+    if let Some(rss) = watch.pid.and_then(crate::platform::procfs::resident_bytes) {
         reading.rss = rss;
         reading.samples = 1;
     }
     reading
-}
-
-fn rss_of(pid: u32) -> Option<u64> {
-    crate::procfs::resident_bytes(pid)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{Inspector, bind};
 use crate::net::http_get;
-use crate::procfs;
+use crate::platform::procfs;
 
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a process may take to open its inspector after SIGUSR1.
@@ -119,7 +119,7 @@ async fn first_target(addr: SocketAddr, allow_remote: bool) -> Result<String, Di
 /// What would make SIGUSR1 open `pid`'s inspector beyond loopback: an
 /// inspector flag on its command line or in its NODE_OPTIONS.
 fn exposing_flag(pid: u32) -> Option<(String, String)> {
-    let cmdline = crate::procfs::cmdline_bytes(pid);
+    let cmdline = crate::platform::procfs::cmdline_bytes(pid);
     let args: Vec<String> = cmdline
         .split(|b| *b == 0)
         .map(|a| String::from_utf8_lossy(a).into_owned())
@@ -127,7 +127,7 @@ fn exposing_flag(pid: u32) -> Option<(String, String)> {
     if let Some(host) = bind::remote_inspect_host(args.iter().map(String::as_str)) {
         return Some((host, "its command line".into()));
     }
-    let environ = crate::procfs::environ_of(pid).unwrap_or_default();
+    let environ = crate::platform::procfs::environ_of(pid).unwrap_or_default();
     let options = environ
         .split(|b| *b == 0)
         .find_map(|entry| entry.strip_prefix(b"NODE_OPTIONS="))

@@ -50,13 +50,13 @@ impl PageProbe {
 /// after the forced collection it still moved ±160 KB between readings of
 /// a page that keeps nothing (fixed.html), more than most leaks per cycle.
 fn renderers_rss(browser: u32) -> u64 {
-    crate::procfs::all_pids()
+    crate::platform::procfs::all_pids()
         .into_iter()
         .filter(|&pid| {
-            crate::procfs::command_line(pid).contains("--type=renderer")
-                && crate::procfs::descends_from(pid, browser)
+            crate::platform::procfs::command_line(pid).contains("--type=renderer")
+                && crate::platform::procfs::descends_from(pid, browser)
         })
-        .filter_map(crate::procfs::status_text)
+        .filter_map(crate::platform::procfs::status_text)
         .filter_map(|status| crate::probe::proc::parse_status(&status))
         .map(|sample| {
             let anon = sample.counters.get("rss_anon").copied().flatten();

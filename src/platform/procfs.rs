@@ -163,7 +163,7 @@ pub fn all_pids() -> Vec<u32> {
 /// The parent of process `pid` (field 4 of /proc/PID/stat, read after
 /// the command name's closing parenthesis, which may itself hold spaces).
 pub fn parent_of(pid: u32) -> Option<u32> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = stat_text(pid).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     after_name.split_whitespace().nth(1)?.parse().ok()
 }
@@ -184,8 +184,8 @@ pub fn descends_from(pid: u32, ancestor: u32) -> bool {
 
 /// A process's command line, or `?` when it is gone or unreadable.
 pub fn command_line(pid: u32) -> String {
-    match fs::read(format!("/proc/{pid}/cmdline")) {
-        Ok(raw) if !raw.is_empty() => raw
+    match cmdline_bytes(pid) {
+        raw if !raw.is_empty() => raw
             .split(|&b| b == 0)
             .filter(|part| !part.is_empty())
             .map(|part| String::from_utf8_lossy(part).into_owned())
@@ -290,11 +290,6 @@ pub fn process_exists(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// `/proc/meminfo`'s text.
-pub fn meminfo_text() -> Option<String> {
-    std::fs::read_to_string("/proc/meminfo").ok()
-}
-
 /// The kernel's release (`/proc/sys/kernel/osrelease`), trimmed.
 pub fn kernel_release() -> Option<String> {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -316,6 +311,15 @@ pub async fn status_text_async(pid: u32) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statm_resident_is_the_second_field() {
+        assert_eq!(
+            super::parse_statm_resident("52343 12000 3000 10 0 20000 0\n"),
+            Some(12000)
+        );
+        assert_eq!(super::parse_statm_resident("52343\n"), None);
+    }
 
     #[test]
     fn finds_this_process_listening() {

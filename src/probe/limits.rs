@@ -5,9 +5,7 @@
 
 use super::Probe;
 use crate::model::Limits;
-pub use crate::platform::cgroup::{
-    CgroupPath, cgroup_memory_max, oom_kills, parse_limit, parse_oom_kills, parse_proc_cgroup,
-};
+use crate::platform::cgroup::cgroup_memory_max;
 
 /// Reads the limits of the probe's target (process `pid`, when known):
 /// `stated` is `--memory-limit`.

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 
 pub use endpoints::{EndpointsProbe, parse_mem};
 pub use inspector::{Counter, InspectorProbe};
-pub use proc::{ProcProbe, parse_statm_resident, parse_status};
+pub use proc::{ProcProbe, parse_status};
 pub use served::SERVED_COUNTER;
 
 use crate::model::{ProbeKind, Sample};

@@ -208,10 +208,12 @@ impl Parts {
 /// their command line (a cluster's workers, forked children): each will
 /// announce its inspector.
 fn inspected_children(serving_pid: u32) -> usize {
-    crate::procfs::all_pids()
+    crate::platform::procfs::all_pids()
         .into_iter()
-        .filter(|pid| *pid != serving_pid && crate::procfs::descends_from(*pid, serving_pid))
-        .filter(|pid| crate::procfs::command_line(*pid).contains("--inspect"))
+        .filter(|pid| {
+            *pid != serving_pid && crate::platform::procfs::descends_from(*pid, serving_pid)
+        })
+        .filter(|pid| crate::platform::procfs::command_line(*pid).contains("--inspect"))
         .count()
 }
 
@@ -230,14 +232,14 @@ fn child_pid(url: &str, serving_pid: u32) -> Holder {
     let Some(port) = crate::process::inspector_port(url) else {
         return Holder::NotAChild;
     };
-    let holders = crate::procfs::holders_of(port);
+    let holders = crate::platform::procfs::holders_of(port);
     if holders.is_empty() {
         return Holder::NotYetShown;
     }
     holders
         .into_iter()
         .map(|h| h.pid)
-        .find(|pid| crate::procfs::descends_from(*pid, serving_pid))
+        .find(|pid| crate::platform::procfs::descends_from(*pid, serving_pid))
         .map_or(Holder::NotAChild, Holder::Child)
 }
 

@@ -43,8 +43,6 @@ pub fn parse_status(text: &str) -> Option<Sample> {
     Some(sample)
 }
 
-pub use crate::procfs::parse_statm_resident;
-
 #[async_trait]
 impl Probe for ProcProbe {
     fn kind(&self) -> ProbeKind {
@@ -64,8 +62,8 @@ impl Probe for ProcProbe {
     }
 
     async fn sample(&mut self) -> Result<Sample, ProbeError> {
-        let path = crate::procfs::status_path(self.pid);
-        let text = match crate::procfs::status_text_async(self.pid).await {
+        let path = crate::platform::procfs::status_path(self.pid);
+        let text = match crate::platform::procfs::status_text_async(self.pid).await {
             Ok(text) => text,
             // ENOENT (and ESRCH while the entry is torn down) is an exit;
             // anything else (EMFILE, EACCES) says nothing about the process.
@@ -112,14 +110,5 @@ mod tests {
     fn this_process_has_a_status() {
         let text = std::fs::read_to_string("/proc/self/status").unwrap();
         assert!(parse_status(&text).unwrap().rss > 0);
-    }
-
-    #[test]
-    fn statm_resident_is_the_second_field() {
-        assert_eq!(
-            super::parse_statm_resident("52343 12000 3000 10 0 20000 0\n"),
-            Some(12000)
-        );
-        assert_eq!(super::parse_statm_resident("52343\n"), None);
     }
 }

@@ -145,7 +145,7 @@ impl RssParts {
 /// Reads `/proc/PID/smaps` and splits it; `None` when it cannot be read
 /// (another user's process, a target in another pid namespace, gone).
 pub async fn read(pid: u32, heap_total: u64) -> Option<RssParts> {
-    let text = crate::procfs::smaps_text(pid).await.ok()?;
+    let text = crate::platform::procfs::smaps_text(pid).await.ok()?;
     Some(RssParts::split(parse(&text)?, heap_total))
 }
 

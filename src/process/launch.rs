@@ -425,14 +425,14 @@ fn pick_inspector(urls: &[String], app_port: u16) -> Option<String> {
         [] => None,
         [only] => Some(only.clone()),
         many => {
-            let serving: Vec<u32> = crate::procfs::holders_of(app_port)
+            let serving: Vec<u32> = crate::platform::procfs::holders_of(app_port)
                 .iter()
                 .map(|h| h.pid)
                 .collect();
             many.iter()
                 .find(|url| {
                     inspector_port(url).is_some_and(|p| {
-                        crate::procfs::holders_of(p)
+                        crate::platform::procfs::holders_of(p)
                             .iter()
                             .any(|h| serving.contains(&h.pid))
                     })

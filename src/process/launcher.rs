@@ -7,7 +7,7 @@
 //! the inspectors these announce, by the command line of the process that
 //! listens on each.
 
-use crate::procfs;
+use crate::platform::procfs;
 
 /// The programs that start the app in a process of their own and only
 /// wait for it. Their command line starts with one of these names, as a

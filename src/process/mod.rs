@@ -1,5 +1,5 @@
 //! The process under test: launching it with the inspector on loopback,
-//! readiness, and stopping it by PID. Reading /proc is `crate::procfs`.
+//! readiness, and stopping it by PID. Reading /proc is `crate::platform::procfs`.
 
 mod cluster_ports;
 mod launch;

@@ -47,11 +47,11 @@ impl Mark {
     pub fn holders(&self) -> Vec<u32> {
         let needle = format!("{MARK_VARIABLE}={}", self.0).into_bytes();
         let me = std::process::id();
-        crate::procfs::all_pids()
+        crate::platform::procfs::all_pids()
             .into_iter()
             .filter(|&pid| pid != me)
             .filter(|&pid| {
-                crate::procfs::environ_of(pid)
+                crate::platform::procfs::environ_of(pid)
                     .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == needle))
             })
             .collect()

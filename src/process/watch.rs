@@ -61,7 +61,7 @@ pub(super) async fn watch_exit(pid: u32, reporter: FaultReporter) {
 /// Whether process `pid` has exited (gone, or a zombie not yet reaped),
 /// by its /proc entry: a launched target's, or an attached one's.
 pub fn exited(pid: u32) -> bool {
-    has_exited(crate::procfs::stat_text(pid))
+    has_exited(crate::platform::procfs::stat_text(pid))
 }
 
 /// Whether a read of /proc/PID/stat confirms an exit: a zombie, or an

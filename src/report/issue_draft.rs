@@ -315,7 +315,7 @@ fn os_description() -> String {
                 .find_map(|l| l.strip_prefix("PRETTY_NAME="))
                 .map(|v| v.trim_matches('"').to_string())
         });
-    let kernel = crate::procfs::kernel_release().unwrap_or_default();
+    let kernel = crate::platform::procfs::kernel_release().unwrap_or_default();
     format!(
         "{}, Linux {kernel} ({})",
         pretty.unwrap_or_else(|| "Linux".into()),

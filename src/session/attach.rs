@@ -67,7 +67,7 @@ pub async fn connect_probe(
             })
         }
         Attach::Proc(pid) => {
-            if !crate::procfs::process_exists(*pid) {
+            if !crate::platform::procfs::process_exists(*pid) {
                 anyhow::bail!("process {pid} does not exist; check the PID with `ps`");
             }
             Ok(Connected {

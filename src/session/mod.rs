@@ -20,10 +20,10 @@ use tokio::sync::watch;
 use crate::inspector::Inspector;
 use crate::model::RunResult;
 use crate::net::HttpTarget;
+use crate::platform::procfs;
 use crate::probe::parts::{ChildInspectors, Parts};
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::process::{LaunchSpec, Target};
-use crate::procfs;
 use crate::report::progress::Progress;
 use crate::settings::RunSettings;
 use ports::wait_port_free;
@@ -249,7 +249,7 @@ async fn target_cwd(probe: &dyn Probe, pid: Option<u32>) -> Option<String> {
     {
         return Some(cwd);
     }
-    let link = crate::procfs::cwd_of(pid?)?;
+    let link = crate::platform::procfs::cwd_of(pid?)?;
     Some(link.display().to_string())
 }
 

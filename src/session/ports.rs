@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use crate::net::accepts_connections;
-use crate::procfs;
+use crate::platform::procfs;
 
 /// How long the port may stay busy after the target exited.
 const PORT_RELEASE: Duration = Duration::from_secs(3);

@@ -51,7 +51,7 @@ impl Phase {
 impl Drop for Phase {
     fn drop(&mut self) {
         if enabled() {
-            let status = crate::procfs::own_status_text().unwrap_or_default();
+            let status = crate::platform::procfs::own_status_text().unwrap_or_default();
             let field = |key: &str| {
                 status
                     .lines()

@@ -153,11 +153,11 @@ pub fn earlier_readings(
 /// When process `pid` started, in Unix seconds: /proc/stat's boot time
 /// plus field 22 of /proc/PID/stat (clock ticks after boot).
 fn process_started_unix(pid: u32) -> Option<f64> {
-    let stat = crate::procfs::stat_text(pid).ok()?;
+    let stat = crate::platform::procfs::stat_text(pid).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
     // Fields after the name start at 3 (state); starttime is field 22.
     let ticks: f64 = after_name.split_whitespace().nth(19)?.parse().ok()?;
-    let btime = crate::procfs::boot_time()?;
+    let btime = crate::platform::procfs::boot_time()?;
     // SAFETY: sysconf(3) has no preconditions.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     (per_second > 0.0).then(|| btime + ticks / per_second)

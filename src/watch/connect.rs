@@ -153,7 +153,7 @@ async fn inspector_port_closed(pid: u32, url: &str) -> bool {
         return false;
     };
     for _ in 0..20 {
-        if !crate::procfs::listening_ports_of(pid).contains(&port) {
+        if !crate::platform::procfs::listening_ports_of(pid).contains(&port) {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::procfs;
+use crate::platform::procfs;
 use crate::settings::Selection;
 
 /// Node's debug port when nothing sets another.

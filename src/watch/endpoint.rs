@@ -20,7 +20,7 @@ pub async fn start(
         anyhow::anyhow!(
             "--metrics {} cannot listen ({e}): the port is {}; choose another",
             props.addr,
-            crate::procfs::describe_holders(props.addr.port())
+            crate::platform::procfs::describe_holders(props.addr.port())
         )
     })?;
     progress.say(&format!(

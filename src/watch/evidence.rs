@@ -74,7 +74,7 @@ pub async fn snapshot_within_headroom(
     let (headroom, of) = match limits.rss_limit() {
         Some((limit, name)) => (limit.saturating_sub(last.after_gc.rss), name),
         None => (
-            available_memory().unwrap_or(0),
+            crate::platform::procfs::memory_available().unwrap_or(0),
             "this machine's available memory",
         ),
     };
@@ -115,12 +115,4 @@ async fn write_snapshot(inspector: &Inspector, path: &Path) -> anyhow::Result<u6
     let bytes = stream_snapshot_chunks(inspector, |chunk| file.file().write_all(chunk)).await?;
     file.persist()?;
     Ok(bytes)
-}
-
-/// `MemAvailable` of /proc/meminfo, in bytes.
-fn available_memory() -> Option<u64> {
-    let text = crate::procfs::meminfo_text()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }

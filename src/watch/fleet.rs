@@ -127,7 +127,7 @@ impl Fleet {
             self.skipped.remove(&pid);
             progress.say(&format!(
                 "watching pid {pid} ({})",
-                crate::procfs::command_line(pid)
+                crate::platform::procfs::command_line(pid)
             ));
             let (attached, told) = tokio::sync::oneshot::channel();
             let task = tokio::spawn(watch_one(

@@ -360,7 +360,7 @@ impl Watch {
             entry.route = route.clone();
             entry.up = true;
             if entry.command.is_empty() {
-                entry.command = crate::procfs::command_line(pid);
+                entry.command = crate::platform::procfs::command_line(pid);
             }
             if last_reading_unix_s.is_some() {
                 entry.last_reading_unix_s = last_reading_unix_s;

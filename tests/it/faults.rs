@@ -221,9 +221,9 @@ fn a_killed_leakcheck_leaves_no_grandchild_of_a_shell_target() {
     let mut guard = start_long_run(port, &command, &[], &[]);
     let leakcheck_pid = guard.pid();
     let node_running = || {
-        processes_matching(&demo)
-            .into_iter()
-            .any(|pid| leakcheck::procfs::command_line(pid).ends_with(&format!(" {port}")))
+        processes_matching(&demo).into_iter().any(|pid| {
+            leakcheck::platform::procfs::command_line(pid).ends_with(&format!(" {port}"))
+        })
     };
     assert!(node_running(), "the target runs under the shell");
     let _ = guard.0.kill();
@@ -237,9 +237,14 @@ fn a_killed_leakcheck_leaves_no_grandchild_of_a_shell_target() {
         std::thread::sleep(Duration::from_millis(50));
     }
     // The watchdog that did it is gone too.
-    while leakcheck::procfs::all_pids().into_iter().any(|pid| {
-        is_watchdog(pid) && leakcheck::procfs::command_line(pid).contains(&format!("{demo} {port}"))
-    }) {
+    while leakcheck::platform::procfs::all_pids()
+        .into_iter()
+        .any(|pid| {
+            is_watchdog(pid)
+                && leakcheck::platform::procfs::command_line(pid)
+                    .contains(&format!("{demo} {port}"))
+        })
+    {
         assert!(
             Instant::now() < deadline,
             "the watchdog of pid {leakcheck_pid} stayed"

@@ -268,7 +268,7 @@ fn pid_refuses_a_process_that_would_open_its_inspector_on_all_interfaces() {
     says(&finished, "--allow-remote-inspector");
     // It was never signalled: it listens on its app port alone.
     assert_eq!(
-        leakcheck::procfs::listening_ports_of(pid),
+        leakcheck::platform::procfs::listening_ports_of(pid),
         vec![port],
         "no inspector was opened"
     );

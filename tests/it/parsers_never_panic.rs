@@ -142,16 +142,16 @@ fn probe_readings() {
         let _ = leakcheck::probe::parse_status(&String::from_utf8_lossy(&bytes.mutate(status)));
         let statm =
             String::from_utf8_lossy(&bytes.mutate(b"52343 12000 3000 10 0 20000 0\n")).into_owned();
-        let _ = leakcheck::probe::parse_statm_resident(&statm);
+        let _ = leakcheck::platform::procfs::parse_statm_resident(&statm);
         let cgroup = String::from_utf8_lossy(
             &bytes.mutate(b"12:cpu:/a\n9:memory:/docker/abc\n0::/user.slice\n"),
         )
         .into_owned();
-        let _ = leakcheck::probe::limits::parse_proc_cgroup(&cgroup);
+        let _ = leakcheck::platform::cgroup::parse_proc_cgroup(&cgroup);
         let events =
             String::from_utf8_lossy(&bytes.mutate(b"low 0\nmax 12\noom_kill 2\n")).into_owned();
-        let _ = leakcheck::probe::limits::parse_oom_kills(&events);
-        let _ = leakcheck::probe::limits::parse_limit(&events);
+        let _ = leakcheck::platform::cgroup::parse_oom_kills(&events);
+        let _ = leakcheck::platform::cgroup::parse_limit(&events);
     }
 }
 

@@ -427,7 +427,7 @@ fn wait_or_interrupt(guard: &mut Guard, limit: Duration) -> Option<ExitStatus> {
 /// leakcheck's, target arguments included) is not a target process; the
 /// orphan tests look for it by this name.
 pub fn processes_matching(marker: &str) -> Vec<u32> {
-    use leakcheck::procfs::{all_pids, command_line};
+    use leakcheck::platform::procfs::{all_pids, command_line};
     all_pids()
         .into_iter()
         .filter(|pid| *pid != std::process::id() && command_line(*pid).contains(marker))
@@ -492,7 +492,7 @@ pub fn none_running(command: &[String]) -> bool {
     let script = &command[1];
     let port = command.last().unwrap();
     processes_matching(script).iter().all(|pid| {
-        !leakcheck::procfs::command_line(*pid)
+        !leakcheck::platform::procfs::command_line(*pid)
             .split(' ')
             .any(|arg| arg == port.as_str())
     })

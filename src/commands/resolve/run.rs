@@ -250,7 +250,7 @@ fn jobs(asked: Option<usize>, command: &[String], no_fresh: bool) -> anyhow::Res
         None if !separate => Ok(1),
         None => {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let gib = crate::procfs::memory_available().map_or(1, |b| (b >> 30) as usize);
+            let gib = crate::platform::procfs::memory_available().map_or(1, |b| (b >> 30) as usize);
             Ok((cores / 2).min(gib).max(1))
         }
     }

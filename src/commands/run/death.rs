@@ -5,7 +5,7 @@
 //! the holder, since the dead one cannot be snapshotted.
 
 use crate::model::{OutcomeStatus, RunResult, Stopped, VerdictKind};
-use crate::probe::limits::oom_kills;
+use crate::platform::cgroup::oom_kills;
 use crate::verdict::exhaustion::{Death, apply};
 
 /// The OOM kills counted in leakcheck's own cgroup, which a launched

@@ -19,9 +19,9 @@ use crate::diagnosis::{
 };
 use crate::model::{RouteResult, RunResult};
 use crate::net::{accepts_connections, resolve_http};
+use crate::platform::procfs;
 use crate::probe::Probe;
 use crate::probe::limits::heap_size_limit;
-use crate::procfs;
 use crate::session::Session;
 use crate::session::ports::{refuse_busy_port, wait_port_free};
 use crate::settings::{Attach, RunSettings};

@@ -207,7 +207,7 @@ async fn record(
     };
     let pid = session.launch_fresh(fresh).await?.pid;
     let mut probe = session.fresh_probe().await?;
-    let node_exe = crate::procfs::exe_of(pid)
+    let node_exe = crate::platform::procfs::exe_of(pid)
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     let mut workload = plan.workload(&route.route, None, probe.inspector());
