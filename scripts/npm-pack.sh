@@ -41,9 +41,12 @@ cp -R "$root/npm/leakcheck" "$stage/leakcheck"
 chmod 755 "$stage/leakcheck/bin/leakcheck"
 sed -i "s/0\.0\.0-set-by-npm-pack/$version/g" "$stage/leakcheck/package.json"
 cp "$root/README.md" "$stage/leakcheck/README.md"
+case "$(uname -m)" in aarch64) here_platform=linux-arm64 ;; *) here_platform=linux-x64 ;; esac
 platforms=()
+native=${binaries[0]}
 for binary in "${binaries[@]}"; do
   platform=$(platform_of "$binary")
+  [ "$platform" = "$here_platform" ] && native=$binary
   cp -R "$root/npm/platforms/$platform" "$stage/$platform"
   mkdir -p "$stage/$platform/bin"
   cp "$binary" "$stage/$platform/bin/leakcheck"
@@ -55,11 +58,8 @@ for binary in "${binaries[@]}"; do
   platforms+=("$platform")
 done
 # Man pages (npm links them for a global install: `man leakcheck-run`) and
-# completion scripts, written from the flags by a binary this machine runs.
-native=${binaries[0]}
-for binary in "${binaries[@]}"; do
-  [ "$(platform_of "$binary")" = linux-x64 ] && [ "$(uname -m)" = x86_64 ] && native=$binary
-done
+# completion scripts, written from the flags by the binary of this
+# machine's CPU when one was given (another one runs only under emulation).
 "$native" man --dir "$stage/leakcheck/man" >/dev/null
 mkdir -p "$stage/leakcheck/completions"
 for shell in bash zsh fish; do

@@ -210,7 +210,7 @@ fn snapshots_by_pid_are_diffed_and_a_watch_attaches_on_arm64() {
     assert!(bodies, "{}", diff.stdout);
 
     let watch_json = dir.path().join("watch.json");
-    let watch = run_to_end(arm64.leakcheck(&[
+    let mut watch = arm64.leakcheck(&[
         "watch",
         "--pid",
         &pid,
@@ -222,7 +222,11 @@ fn snapshots_by_pid_are_diffed_and_a_watch_attaches_on_arm64() {
         "5s",
         "--json",
         watch_json.to_str().unwrap(),
-    ]));
+    ]);
+    // Its checkpoint (leakcheck-watch-PID.ndjson) goes to the working
+    // folder: the scratch one, not the repository.
+    watch.current_dir(dir.path());
+    let watch = run_to_end(watch);
     assert!(
         [0, 1, 2].contains(&watch.code),
         "{}\n{}",
@@ -261,18 +265,13 @@ fn the_native_recorder_says_plainly_whether_it_runs_on_arm64() {
     // loader). Under qemu-user the target's rss reads 0 (the emulator's
     // stand-in for /proc/self/stat), so the recorder's own run, which
     // follows rss, is left to arm64 hardware.
-    let said = if find_heaptrack() {
+    let said = if on_path("heaptrack") {
         "native diagnosis unavailable: heaptrack is installed for x86_64, and leakcheck and its target run on aarch64"
     } else {
         "native diagnosis unavailable: heaptrack is not installed"
     };
     assert!(finished.stderr.contains(said), "{}", finished.stderr);
     assert!(port_is_free(port));
-}
-
-fn find_heaptrack() -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("heaptrack").is_file()))
 }
 
 #[test]
@@ -309,13 +308,7 @@ fn an_arm64_npm_installs_the_arm64_package_and_npx_checks_the_demo() {
     let mut install = Command::new(arm64.node());
     install
         .arg(&npm_cli)
-        .args([
-            "install",
-            "--offline",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ])
+        .args(NPM_OFFLINE_INSTALL)
         .arg(&arm64_tarball)
         .arg(&main_tarball)
         .current_dir(&project);

@@ -147,7 +147,6 @@ fn man_pages_render_without_warnings_and_name_every_flag() {
             .args(["--warnings", "-l"])
             .arg(dir.path().join(page))
             .env("MANWIDTH", "100")
-            .env("MAN_KEEP_FORMATTING", "0")
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);

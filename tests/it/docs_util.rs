@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::util::in_ci;
+use crate::util::{in_ci, on_path};
 
 /// The port the book's examples use for the demo server; a test swaps it
 /// for a free one.
@@ -178,6 +178,7 @@ pub fn markdown_files(folder: &Path) -> Vec<PathBuf> {
 /// `root` or a missing heading, as messages.
 pub fn broken_links(page: &Path, root: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(page).unwrap();
+    let root = std::fs::canonicalize(root).unwrap();
     let mut broken = Vec::new();
     for target in link_targets(&text) {
         if target.contains("://") || target.starts_with("mailto:") {
@@ -189,14 +190,15 @@ pub fn broken_links(page: &Path, root: &Path) -> Vec<String> {
         } else {
             page.parent().unwrap().join(file)
         };
-        let resolved = normalise(&linked);
-        if !resolved.starts_with(root) || !resolved.exists() {
+        // The file must exist, so the file system resolves `..` too.
+        let resolved = std::fs::canonicalize(&linked).ok();
+        let Some(resolved) = resolved.filter(|path| path.starts_with(&root)) else {
             broken.push(format!(
                 "{}: link to {target}: no such file",
                 page.display()
             ));
             continue;
-        }
+        };
         let is_markdown = resolved.extension().is_some_and(|e| e == "md");
         if !anchor.is_empty() && is_markdown && !anchors(&resolved).contains(anchor) {
             broken.push(format!(
@@ -206,21 +208,6 @@ pub fn broken_links(page: &Path, root: &Path) -> Vec<String> {
         }
     }
     broken
-}
-
-/// `a/b/../c` as `a/c`, without touching the file system.
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The targets of `[text](target)` links outside fenced blocks and
@@ -285,10 +272,7 @@ fn anchors(page: &Path) -> BTreeSet<String> {
 /// Whether `program` is on the PATH; outside CI a missing one skips the
 /// test with a line saying so, under CI it fails (`.ci/run` installs it).
 pub fn tool_available(program: &str, package: &str) -> bool {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let found = on_path(program);
     if !found {
         assert!(!in_ci(), "{program} is missing: .ci/run installs {package}");
         eprintln!("skipped: {program} is not installed ({package})");

@@ -41,13 +41,7 @@ impl Project {
         .unwrap();
         let version = env!("CARGO_PKG_VERSION");
         let installed = Command::new("npm")
-            .args([
-                "install",
-                "--offline",
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-            ])
+            .args(NPM_OFFLINE_INSTALL)
             .arg(packs.join(format!("leakcheck-linux-x64-{version}.tgz")))
             .arg(packs.join(format!("leakcheck-{version}.tgz")))
             .current_dir(&root)

@@ -22,6 +22,22 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
+/// `npm install` of local tarballs, with nothing fetched and nothing but
+/// errors printed (the npm and arm64 tests install packed tarballs).
+pub const NPM_OFFLINE_INSTALL: [&str; 5] = [
+    "install",
+    "--offline",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+];
+
+/// Whether `program` is a file in one of the PATH's folders.
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
 pub fn leakcheck() -> Command {
     Command::new(env!("CARGO_BIN_EXE_leakcheck"))
 }
