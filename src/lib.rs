@@ -23,6 +23,7 @@ pub mod process;
 pub(crate) mod redact;
 pub mod report;
 pub mod routes;
+pub mod runtime;
 pub(crate) mod session;
 pub(crate) mod settings;
 pub mod snapshot;

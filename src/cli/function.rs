@@ -75,8 +75,21 @@ pub struct FnArgs {
     /// No progress output on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// The runtime that loads the module: `node` (or `LEAKCHECK_NODE`),
+    /// `deno` (`deno run -A`: the harness reads the environment and the
+    /// module) or `bun`; a TypeScript module runs directly on the last two.
+    #[arg(long, value_enum, default_value = "node")]
+    pub runtime: FnRuntime,
     /// Node flags for the harness's process, after `--`: a TypeScript
     /// loader (`--import tsx`), `--conditions`, `--expose-gc` is not needed.
     #[arg(last = true, value_name = "NODE_FLAGS")]
     pub node_flags: Vec<String>,
+}
+
+/// The runtimes `leakcheck fn` can load a module in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FnRuntime {
+    Node,
+    Deno,
+    Bun,
 }

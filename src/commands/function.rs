@@ -83,6 +83,10 @@ async fn measure(
     faults: tokio::sync::watch::Sender<Option<String>>,
 ) -> anyhow::Result<()> {
     let mut command = vec![props.node.clone()];
+    // Deno's harness reads the environment and the module under check.
+    if crate::runtime::Runtime::of_program(&props.node) == crate::runtime::Runtime::Deno {
+        command.extend(["run".to_string(), "--allow-all".to_string()]);
+    }
     command.extend(props.node_flags.iter().cloned());
     command.push(harness.display().to_string());
     let mut env = vec![
@@ -116,15 +120,15 @@ async fn measure(
         .first_announced(props.ready_timeout)
         .await
         .context("the harness's Node process did not open its inspector")?;
-    let inspector = Inspector::connect(&url).await?;
+    let (inspector, identified) = crate::runtime::identify(Inspector::connect(&url).await?).await;
     crate::function::wait_loaded(&inspector, props.ready_timeout).await?;
-    result.target.node_version = inspector
-        .evaluate("process.version")
-        .await
-        .ok()
-        .and_then(|v| v.as_str().map(String::from));
+    result.target.node_version = identified.node_version();
+    if identified.runtime != crate::runtime::Runtime::Node {
+        result.target.runtime = Some(identified.label());
+        result.target.runtime_gaps = identified.runtime.gaps();
+    }
     result.target.probe = Some(crate::model::ProbeKind::Inspector);
-    let mut probe = InspectorProbe::new(inspector.clone(), Vec::new());
+    let mut probe = InspectorProbe::new(inspector.clone(), Vec::new()).on(identified.runtime);
     result.routes.push(RouteResult {
         route: props.name(),
         pid: result.target.pid,

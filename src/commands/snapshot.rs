@@ -4,8 +4,6 @@
 
 use std::time::Instant;
 
-use serde_json::json;
-
 use crate::settings::SnapshotProps;
 use std::io::Write;
 
@@ -17,9 +15,7 @@ use crate::session::attach::connect_inspector;
 pub async fn run(props: SnapshotProps) -> anyhow::Result<()> {
     let inspector = connect_inspector(&props.attach, props.allow_remote_inspector).await?;
     if props.gc {
-        inspector
-            .call("HeapProfiler.collectGarbage", json!({}))
-            .await?;
+        inspector.collect_garbage().await?;
     }
     let cannot = |e: std::io::Error| {
         anyhow::anyhow!(

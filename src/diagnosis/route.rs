@@ -82,7 +82,19 @@ pub async fn diagnose_route(
                 .verdict
                 .as_ref()
                 .is_some_and(|v| v.kind == VerdictKind::TimeGrowth);
+            // A counter's growth (listeners on `process`) keeps its own
+            // action unless the snapshots found the list it grows: a
+            // runtime that keeps listeners natively (Bun) shows another
+            // holder, which would be the wrong thing to fix.
+            let counter_kept_elsewhere = into.verdict.as_ref().is_some_and(|v| {
+                v.kind == VerdictKind::CounterGrowth
+                    && !diagnosis
+                        .holders
+                        .first()
+                        .is_some_and(|h| h.kind == crate::model::HolderKind::EventListenerList)
+            });
             if let Some(verdict) = into.verdict.as_mut()
+                && !counter_kept_elsewhere
                 && let Some(action) = crate::verdict::action::after_diagnosis(
                     &diagnosis,
                     props.unit.name(),

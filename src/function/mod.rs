@@ -77,9 +77,20 @@ pub async fn wait_loaded(inspector: &Inspector, limit: Duration) -> anyhow::Resu
     // The inspector opens before the harness's first line runs.
     let started = std::time::Instant::now();
     let answer = loop {
-        let answer = inspector
-            .evaluate_promise_within("globalThis.__leakcheckReady ?? null", limit)
+        // Awaited only once the harness has set it: Deno answers an awaited
+        // evaluation made before its main module runs with "Promise was
+        // collected".
+        let set = inspector
+            .evaluate("typeof globalThis.__leakcheckReady !== 'undefined'")
             .await?;
+        let answer = match set.as_bool() {
+            Some(true) => {
+                inspector
+                    .evaluate_promise_within("globalThis.__leakcheckReady", limit)
+                    .await?
+            }
+            _ => serde_json::Value::Null,
+        };
         if !answer.is_null() {
             break answer;
         }

@@ -10,6 +10,8 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 
+use super::dialect::Dialect;
+
 /// How long an ordinary command may take. A full collection of a large heap
 /// takes seconds; snapshots use their own, longer bound.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
@@ -78,6 +80,8 @@ pub struct Inspector {
     commands: mpsc::UnboundedSender<Command>,
     events: EventSink,
     pub url: String,
+    /// V8's protocol until the runtime is identified as Bun.
+    pub dialect: Dialect,
 }
 
 impl Inspector {
@@ -99,6 +103,7 @@ impl Inspector {
             commands,
             events,
             url: url.to_string(),
+            dialect: Dialect::V8,
         })
     }
 
@@ -175,6 +180,9 @@ impl Inspector {
         await_promise: bool,
         limit: Duration,
     ) -> Result<Value, InspectorError> {
+        if self.dialect == Dialect::WebKit {
+            return self.evaluate_webkit(expression, await_promise, limit).await;
+        }
         let params = json!({
             "expression": expression,
             "returnByValue": true,
@@ -199,6 +207,74 @@ impl Inspector {
             .pointer("/result/value")
             .cloned()
             .unwrap_or(Value::Null))
+    }
+
+    /// WebKit's evaluation: a throw is `wasThrown`, and a promise is
+    /// awaited by a second command on the object the first returned (the
+    /// expression is wrapped in `Promise.resolve` so that it is evaluated
+    /// once, promise or not).
+    async fn evaluate_webkit(
+        &self,
+        expression: &str,
+        await_promise: bool,
+        limit: Duration,
+    ) -> Result<Value, InspectorError> {
+        let wrapped;
+        let source = if await_promise {
+            wrapped = format!("Promise.resolve(({expression}))");
+            wrapped.as_str()
+        } else {
+            expression
+        };
+        let params = json!({
+            "expression": source,
+            "returnByValue": !await_promise,
+            "doNotPauseOnExceptionsAndMuteConsole": true,
+        });
+        let mut answer = self.call_within("Runtime.evaluate", params, limit).await?;
+        let thrown =
+            |answer: &Value| answer.get("wasThrown").and_then(Value::as_bool) == Some(true);
+        if await_promise && !thrown(&answer) {
+            let id = answer
+                .pointer("/result/objectId")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let params = json!({ "promiseObjectId": id, "returnByValue": true });
+            answer = self
+                .call_within("Runtime.awaitPromise", params, limit)
+                .await?;
+        }
+        if thrown(&answer) {
+            let message = answer
+                .pointer("/result/description")
+                .and_then(Value::as_str)
+                .unwrap_or("an exception")
+                .to_string();
+            return Err(InspectorError::Evaluation {
+                expression: expression.to_string(),
+                message,
+            });
+        }
+        Ok(answer
+            .pointer("/result/value")
+            .cloned()
+            .unwrap_or(Value::Null))
+    }
+
+    /// Forces a full, synchronous garbage collection in the target, in the
+    /// session's protocol.
+    pub async fn collect_garbage(&self) -> Result<(), InspectorError> {
+        let method = match self.dialect {
+            Dialect::V8 => "HeapProfiler.collectGarbage",
+            Dialect::WebKit => "Heap.gc",
+        };
+        self.call(method, json!({})).await.map(drop)
+    }
+
+    /// The same session, spoken in `dialect`.
+    pub fn speaking(mut self, dialect: Dialect) -> Inspector {
+        self.dialect = dialect;
+        self
     }
 
     /// Receives every protocol event from now on, until the receiver is
@@ -230,6 +306,7 @@ impl Inspector {
             commands: self.commands.downgrade(),
             events: self.events.clone(),
             url: self.url.clone(),
+            dialect: self.dialect,
         }
     }
 
@@ -254,6 +331,7 @@ impl Inspector {
             commands,
             events,
             url: format!("{} ({label})", self.url),
+            dialect: self.dialect,
         }
     }
 }
@@ -264,6 +342,7 @@ pub struct WeakInspector {
     commands: mpsc::WeakUnboundedSender<Command>,
     events: EventSink,
     url: String,
+    dialect: Dialect,
 }
 
 impl WeakInspector {
@@ -273,6 +352,7 @@ impl WeakInspector {
             commands: self.commands.upgrade()?,
             events: self.events.clone(),
             url: self.url.clone(),
+            dialect: self.dialect,
         })
     }
 }

@@ -49,8 +49,17 @@ pub enum DiscoverError {
         addr: SocketAddr,
         closed: &'static str,
     },
-    #[error("no inspector answers on {addr}: {reason}; is the process started with --inspect?")]
+    #[error(
+        "no inspector answers on {addr}: {reason}; is the process started with --inspect? (Bun's \
+         inspector has no /json/list: give the ws:// URL Bun printed)"
+    )]
     NotFound { addr: String, reason: String },
+    #[error(
+        "process {pid} is {runtime}, which opens no inspector on SIGUSR1 (the signal would end \
+         it): start it with --inspect=127.0.0.1:9229 and attach with --inspect (the ws:// URL it \
+         prints, for Bun), or read it with --proc {pid}"
+    )]
+    NoSignal { pid: u32, runtime: &'static str },
     #[error("process {0} does not exist or is not ours to signal")]
     NoProcess(u32),
     #[error(
@@ -159,6 +168,22 @@ pub async fn activate(pid: u32, allow_remote: bool) -> Result<Activated, Discove
             pid,
             host,
             source_flag,
+        });
+    }
+    // Deno and Bun end on SIGUSR1 (its default action): never sent them.
+    let program = procfs::exe_of(pid).ok();
+    let runtime = program
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .map_or(
+            crate::runtime::Runtime::Node,
+            crate::runtime::Runtime::of_program,
+        );
+    if runtime != crate::runtime::Runtime::Node {
+        return Err(DiscoverError::NoSignal {
+            pid,
+            runtime: runtime.name(),
         });
     }
     let before = procfs::listening_ports_of(pid);

@@ -2,12 +2,15 @@
 //! answers only after V8 has sent the whole file as
 //! `HeapProfiler.addHeapSnapshotChunk` events, which are written as they
 //! arrive so the snapshot is never held whole in leakcheck's memory.
+//! Bun (WebKit's protocol) has no such command: it writes a snapshot in
+//! V8's format to a private file when asked by evaluation, which is then
+//! read in the same chunks.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Inspector, InspectorError};
+use super::{Dialect, Inspector, InspectorError};
 
 /// V8 stops the target while it writes; a snapshot of several hundred MB
 /// took 23 s here, so the bound is generous.
@@ -27,6 +30,9 @@ pub async fn stream_snapshot_chunks(
     inspector: &Inspector,
     mut on_chunk: impl FnMut(&[u8]) -> std::io::Result<()>,
 ) -> Result<u64, SnapshotTransferError> {
+    if inspector.dialect == Dialect::WebKit {
+        return written_by_bun(inspector, on_chunk).await;
+    }
     let mut events = inspector.subscribe();
     let params = json!({ "reportProgress": false, "captureNumericValue": false });
     let call = inspector.call_within("HeapProfiler.takeHeapSnapshot", params, SNAPSHOT_TIMEOUT);
@@ -59,6 +65,39 @@ pub async fn stream_snapshot_chunks(
                 return Ok(passed);
             }
         }
+    }
+}
+
+/// How much of a snapshot file Bun wrote is handed on at a time: the size
+/// of V8's own chunks is of this order.
+const FILE_CHUNK: usize = 1 << 20;
+
+/// Bun's snapshot in V8's format: `Bun.generateHeapSnapshot("v8")` written
+/// by the target into a private folder of ours (the target runs on this
+/// machine: the inspector is loopback only), read back, and removed.
+async fn written_by_bun(
+    inspector: &Inspector,
+    mut on_chunk: impl FnMut(&[u8]) -> std::io::Result<()>,
+) -> Result<u64, SnapshotTransferError> {
+    let folder = tempfile::Builder::new()
+        .prefix("leakcheck-bun-snapshot")
+        .tempdir()?;
+    let path = folder.path().join("bun.heapsnapshot");
+    let quoted = serde_json::to_string(&path.display().to_string()).unwrap_or_default();
+    let expression = format!("Bun.write({quoted}, Bun.generateHeapSnapshot('v8')).then(n => n)");
+    inspector
+        .evaluate_promise_within(&expression, SNAPSHOT_TIMEOUT)
+        .await?;
+    let mut file = std::fs::File::open(&path)?;
+    let mut buffer = vec![0u8; FILE_CHUNK];
+    let mut passed = 0u64;
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buffer)?;
+        if n == 0 {
+            return Ok(passed);
+        }
+        passed += n as u64;
+        on_chunk(&buffer[..n])?;
     }
 }
 

@@ -143,6 +143,11 @@ pub struct AllocationSite {
     pub holder_line: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder_line_text: Option<String>,
+    /// Found by the holder's name in the app's source, not sampled (Bun,
+    /// whose engine samples no allocations): `line` is the storing line
+    /// and there is no allocating function or byte count.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_name: bool,
     /// The inspector's id of the script, to read its source; not reported.
     #[serde(skip)]
     pub script_id: String,
@@ -214,6 +219,8 @@ pub enum Owner {
     },
     /// Node's own JavaScript (`node:` URLs), or its binary for a native frame.
     Node,
+    /// Another runtime's own JavaScript: Deno's `ext:` modules.
+    Runtime { name: String },
     /// A shared library of the system (`/lib/…/libz.so.1`): a native frame only.
     System,
 }
@@ -228,6 +235,7 @@ impl Owner {
                 None => name.clone(),
             },
             Owner::Node => "Node".to_string(),
+            Owner::Runtime { name } => name.clone(),
             Owner::System => "a system library".to_string(),
         }
     }

@@ -96,6 +96,13 @@ pub struct TargetInfo {
     /// How memory was read; absent when the run stopped before a probe connected.
     pub probe: Option<ProbeKind>,
     pub node_version: Option<String>,
+    /// The runtime when it is not Node: `Deno 2.9.6`, `Bun 1.4.5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// What that runtime does not report and what stands in for it, said
+    /// instead of a silent zero.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtime_gaps: Vec<String>,
     pub url: String,
     /// The target's working directory (`process.cwd()`): reports print
     /// script paths under it relative to it (`examples/demo-server.mjs:46`),

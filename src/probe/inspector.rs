@@ -3,7 +3,7 @@
 //! evaluates `process.memoryUsage()` in the target.
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::parts::{self, Parts};
 use super::served::SERVED_COUNTER;
@@ -24,6 +24,7 @@ pub struct InspectorProbe {
     sample_expression: String,
     /// Worker threads and child processes, read beside the main isolate.
     parts: Option<Parts>,
+    runtime: crate::runtime::Runtime,
 }
 
 impl InspectorProbe {
@@ -34,7 +35,20 @@ impl InspectorProbe {
             counters,
             sample_expression,
             parts: None,
+            runtime: crate::runtime::Runtime::Node,
         }
+    }
+
+    /// Reads a Deno or Bun target: its served count is the preload's,
+    /// since neither publishes Node's channel.
+    pub fn on(mut self, runtime: crate::runtime::Runtime) -> InspectorProbe {
+        self.runtime = runtime;
+        if runtime != crate::runtime::Runtime::Node {
+            self.sample_expression = self
+                .sample_expression
+                .replace(SERVED_COUNTER, crate::runtime::PRELOADED_SERVED);
+        }
+        self
     }
 
     /// Reads the target's worker threads and child processes too.
@@ -121,6 +135,10 @@ impl Probe for InspectorProbe {
     }
 
     async fn start_loop_stats(&mut self) -> Result<(), ProbeError> {
+        // Deno's and Bun's histograms record nothing (the runtime gaps say so).
+        if self.runtime != crate::runtime::Runtime::Node {
+            return Ok(());
+        }
         Ok(super::loop_stats::start(&self.inspector).await?)
     }
 
@@ -138,9 +156,7 @@ impl Probe for InspectorProbe {
     }
 
     async fn collect_garbage(&mut self) -> Result<(), ProbeError> {
-        self.inspector
-            .call("HeapProfiler.collectGarbage", json!({}))
-            .await?;
+        self.inspector.collect_garbage().await?;
         // A worker or child that exited meanwhile is missing from this
         // reading, and so has no series to judge; it is not an error.
         for part in self.known_parts() {

@@ -40,14 +40,19 @@ const TRACE_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
 const RESOLUTION_MS: u32 = 10;
 
 /// Installs the histogram and the tracing session once, and starts a new
-/// cycle's statistics.
+/// cycle's statistics. Modules come from `process.getBuiltinModule` where
+/// it exists (Node 20.16+, Deno, Bun: the last two have no console
+/// `require`), else from the console's `require`. The collector's trace
+/// needs a second inspector session inside the target: Deno 2.9.6 panics
+/// when one opens beside ours ("RefCell already borrowed") and Bun has no
+/// `NodeTracing`, so on both the GC figures are absent, not zero.
 fn start_expression() -> String {
     format!(
         "(() => {{ const k = Symbol.for('leakcheck.loop'); \
-           const ph = require('node:perf_hooks'); let s = globalThis[k]; \
+           const ph = (process.getBuiltinModule ? process.getBuiltinModule('node:perf_hooks') : require('node:perf_hooks')); let s = globalThis[k]; \
            if (!s) {{ \
              s = {{ h: ph.monitorEventLoopDelay({{ resolution: {RESOLUTION_MS} }}), gc: null }}; \
-             try {{ s.session = new (require('node:inspector').Session)(); s.session.connect(); \
+             try {{ if (typeof Deno !== 'undefined' || typeof Bun !== 'undefined') throw 0; s.session = new ((process.getBuiltinModule ? process.getBuiltinModule('node:inspector') : require('node:inspector')).Session)(); s.session.connect(); \
                s.session.on('NodeTracing.dataCollected', (m) => {{ const g = s.gc; if (!g) return; \
                  for (const e of m.params.value) {{ \
                    if (e.ph !== 'X' || e.tid !== e.pid || !String(e.name).startsWith('V8.GC')) continue; \
@@ -74,18 +79,21 @@ fn start_expression() -> String {
 }
 
 /// Stops the trace, waits for its last chunk, and reads the cycle's
-/// statistics. The histogram records the time between its timer's runs,
+/// statistics. A histogram that recorded nothing (Deno's and Bun's
+/// `monitorEventLoopDelay` do not sample) gives no event-loop figures
+/// rather than zeros. The histogram records the time between its timer's runs,
 /// so the delay is that less the resolution (`RES`, replaced by
 /// `RESOLUTION_MS`).
 const TAKE: &str = "(async () => { const RES = RESOLUTION; \
     const s = globalThis[Symbol.for('leakcheck.loop')]; if (!s || !s.elu) return null; \
-    const ph = require('node:perf_hooks'); s.h.disable(); \
+    const ph = (process.getBuiltinModule ? process.getBuiltinModule('node:perf_hooks') : require('node:perf_hooks')); s.h.disable(); \
     const elu = ph.performance.eventLoopUtilization(s.elu); s.elu = null; \
     if (s.gc) await new Promise((done) => { s.done = done; \
       s.session.post('NodeTracing.stop', (err) => { if (err) { s.gc = null; done(); } }); \
       setTimeout(done, TRACE_WAIT_MS); }); \
     s.done = null; const gc = s.gc; s.gc = null; \
     const ms = (ns) => (s.h.count > 0 && Number.isFinite(ns) ? Math.max(0, ns / 1e6 - RES) : 0); \
+    if (s.h.count === 0) return { event_loop: null, gc }; \
     return { event_loop: { delay_p50_ms: ms(s.h.percentile(50)), delay_p99_ms: ms(s.h.percentile(99)), \
       delay_max_ms: ms(s.h.max), utilization: elu.utilization }, gc }; })()";
 

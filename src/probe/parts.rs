@@ -276,10 +276,7 @@ fn track_worker(main: &Inspector, pid: u32, list: &Mutex<Vec<Part>>, method: &st
 
 /// Forces a full collection in `part`.
 pub async fn collect(part: &Part) -> Result<(), InspectorError> {
-    part.inspector
-        .call("HeapProfiler.collectGarbage", json!({}))
-        .await
-        .map(|_| ())
+    part.inspector.collect_garbage().await
 }
 
 /// Reads `part`'s memory, and the HTTP requests it began serving (a

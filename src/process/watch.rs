@@ -87,7 +87,17 @@ pub(super) async fn collect_output<R: AsyncRead + Unpin>(
     reporter: Option<FaultReporter>,
 ) {
     let mut lines = BufReader::new(stream).lines();
+    // Bun prints its banner, then "Listening:", then the URL on a line of
+    // its own.
+    let mut bun_listening = false;
     while let Ok(Some(line)) = lines.next_line().await {
+        let after_bun_banner = std::mem::replace(&mut bun_listening, line.trim() == "Listening:");
+        if after_bun_banner && line.trim().starts_with("ws://") {
+            if let Some(sink) = &urls {
+                sink.send_modify(|all| all.push(line.trim().to_string()));
+            }
+            continue;
+        }
         if line.trim() == NODE_WAITING_FOR_DEBUGGER {
             if let Some(reporter) = &reporter {
                 reporter.report("the target is exiting");

@@ -50,6 +50,8 @@ pub struct SiteLine<'a> {
     pub stored: Option<String>,
     /// Why the source map did not give the original place.
     pub note: Option<&'a str>,
+    /// Found by the holder's name in the source, not sampled.
+    pub by_name: bool,
 }
 
 pub struct DiagnosisView<'a> {
@@ -111,7 +113,8 @@ impl<'a> DiagnosisView<'a> {
             rss_before_mb: d.target_rss_before as f64 / MB,
             rss_after_mb: d.target_rss_after as f64 / MB,
             holders,
-            caveat: (!sites.is_empty() && !d.sites_without_inlining).then_some(INLINING_CAVEAT),
+            caveat: (sites.iter().any(|s| !s.by_name) && !d.sites_without_inlining)
+                .then_some(INLINING_CAVEAT),
             sites,
         }
     }
@@ -200,6 +203,7 @@ fn site_line(site: &AllocationSite) -> SiteLine<'_> {
         kb: kb(site.bytes),
         stored,
         note: site.source_map_note.as_deref(),
+        by_name: site.by_name,
     }
 }
 

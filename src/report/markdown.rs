@@ -34,6 +34,12 @@ impl Exporter for MarkdownExporter {
             result.target.probe.map_or("no", |p| p.name()),
             result.outcome.status
         );
+        for gap in &result.target.runtime_gaps {
+            let _ = writeln!(out, "- not read: {gap}");
+        }
+        if !result.target.runtime_gaps.is_empty() {
+            out.push('\n');
+        }
         let work = Work::of(result);
         let failures = match work {
             Work::Requests => "errors / non-2xx",

@@ -16,6 +16,10 @@ pub fn target_text(result: &RunResult) -> String {
 fn describe(target: &TargetInfo, page: bool) -> String {
     let pid = target.pid.map_or("?".into(), |p| p.to_string());
     let version = target.node_version.as_deref().unwrap_or("?");
+    let runtime = match &target.runtime {
+        Some(runtime) => runtime.clone(),
+        None => format!("Node {version}"),
+    };
     if page {
         return format!("page {} in {version} (pid {pid})", target.url);
     }
@@ -23,7 +27,7 @@ fn describe(target: &TargetInfo, page: bool) -> String {
         true => target.url.clone(),
         false => target.command.join(" "),
     };
-    format!("{what} (pid {pid}, Node {version})")
+    format!("{what} (pid {pid}, {runtime})")
 }
 
 #[cfg(test)]

@@ -21,6 +21,9 @@ impl Exporter for TerminalExporter {
             super::target_view::target_text(result),
             result.target.probe.map_or("none", |p| p.name())
         )?;
+        for gap in &result.target.runtime_gaps {
+            writeln!(out, "        not read: {gap}")?;
+        }
         let how = match (&s.scenario, &s.load_cmd) {
             (Some(file), _) => format!(" of scenario {file}"),
             (_, Some(command)) => format!(", driven by `{command}`"),
@@ -273,6 +276,18 @@ fn render_diagnosis(out: &mut String, d: &crate::model::Diagnosis, unit: Unit) -
         writeln!(out, "    {}", h.path)?;
     }
     for site in &view.sites {
+        if site.by_name {
+            writeln!(
+                out,
+                "  stored at {} [{}] (found by the holder's name in the source: this runtime \
+                 samples no allocations)",
+                site.location, site.owner
+            )?;
+            if let Some(stored) = &site.stored {
+                writeln!(out, "    {stored}")?;
+            }
+            continue;
+        }
         writeln!(
             out,
             "  allocated at {} {} [{}] ({} KB {})",

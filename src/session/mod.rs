@@ -21,10 +21,11 @@ use crate::inspector::Inspector;
 use crate::model::RunResult;
 use crate::net::HttpTarget;
 use crate::platform::procfs;
-use crate::probe::parts::{ChildInspectors, Parts};
+use crate::probe::parts::ChildInspectors;
 use crate::probe::{InspectorProbe, Probe, ProcProbe};
 use crate::process::{LaunchSpec, Target};
 use crate::report::progress::Progress;
+use crate::runtime::Runtime;
 use crate::settings::RunSettings;
 use ports::wait_port_free;
 
@@ -85,7 +86,10 @@ impl<'a> Session<'a> {
     pub async fn launch(&mut self) -> anyhow::Result<()> {
         let command = self.settings.target.command.join(" ");
         self.progress.say(&format!("starting `{command}`"));
-        self.launch_fresh(Fresh::default()).await?;
+        let target = self.launch_fresh(Fresh::default()).await?;
+        if let Some(note) = target.launch_note.clone() {
+            self.progress.say(&note);
+        }
         Ok(())
     }
 
@@ -158,8 +162,9 @@ impl<'a> Session<'a> {
         let url = target
             .inspector_url(self.http.addr, Duration::from_secs(5))
             .await?;
-        let inspector = Inspector::connect(&url).await?;
-        Ok(InspectorProbe::new(inspector, Vec::new()))
+        let (inspector, identified) =
+            crate::runtime::identify(Inspector::connect(&url).await?).await;
+        Ok(InspectorProbe::new(inspector, Vec::new()).on(identified.runtime))
     }
 
     /// The measured target's probe: through the launched process's
@@ -186,6 +191,10 @@ impl<'a> Session<'a> {
             }
         };
         result.target.node_version = connected.node_version;
+        if let Some(identified) = connected.runtime.filter(|r| r.runtime != Runtime::Node) {
+            result.target.runtime = Some(identified.label());
+            result.target.runtime_gaps = identified.runtime.gaps();
+        }
         result.target.probe = Some(connected.probe.kind());
         result.target.cwd = target_cwd(connected.probe.as_ref(), result.target.pid).await;
         Ok(connected.probe)
@@ -223,21 +232,23 @@ async fn launched_probe(
         return Ok(attach::Connected {
             probe: Box::new(ProcProbe { pid: serving_pid }),
             node_version: None,
+            runtime: None,
         });
     };
-    let inspector = Inspector::connect(&url).await?;
+    let (inspector, identified) = crate::runtime::identify(Inspector::connect(&url).await?).await;
     let children = ChildInspectors {
         announced: target.announced_inspectors(),
         serving_pid,
         main_url: url.clone(),
     };
-    let parts = Parts::watch(&inspector, Some(children)).await;
-    let probe = InspectorProbe::new(inspector, settings.counters.clone()).with_parts(parts);
-    let node_version = probe.node_version().await.ok();
-    Ok(attach::Connected {
-        probe: Box::new(probe),
-        node_version,
-    })
+    let connected = attach::Connected::inspector_probe(
+        inspector,
+        identified,
+        &settings.counters,
+        Some(children),
+    )
+    .await;
+    Ok(connected)
 }
 
 /// The target's `process.cwd()`, or its `/proc/PID/cwd` without an

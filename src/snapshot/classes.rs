@@ -72,6 +72,10 @@ fn object_shape(graph: &HeapGraph, n: NodeId) -> String {
     if names.is_empty() {
         return "Object".to_string();
     }
+    // JavaScriptCore lists an object's properties in no fixed order.
+    if graph.written_by_javascriptcore() {
+        names.sort_unstable();
+    }
     format!(
         "Object {{{}{}}}",
         names.join(", "),
@@ -111,6 +115,9 @@ impl ClassIndex {
                             break;
                         }
                     }
+                }
+                if graph.written_by_javascriptcore() {
+                    shape.sort_unstable();
                 }
                 match by_shape.get(&shape[..]) {
                     Some(id) => *id,

@@ -1,6 +1,8 @@
 //! Comparing two snapshots of one process, matched by node id: DevTools'
 //! Comparison view per class (# New, # Deleted, # Delta, Alloc. Size,
-//! Freed Size, Size Delta). The method's "grew by self size" view is in
+//! Freed Size, Size Delta). Bun's snapshots (JavaScriptCore's, in V8's
+//! format) number their nodes afresh each time: they are compared by class
+//! counts instead. The method's "grew by self size" view is in
 //! `tally.rs`.
 //!
 //! The earlier snapshot is reduced to a `Before` (ids, classes, self sizes,
@@ -103,10 +105,92 @@ pub struct NewNodes {
     pub is_new: Vec<bool>,
 }
 
-pub fn new_nodes(before: &Before, b: &HeapGraph) -> NewNodes {
+pub fn new_nodes(before: &Before, b: &HeapGraph, b_classes: &ClassIndex) -> NewNodes {
+    if b.written_by_javascriptcore() {
+        return new_by_class_counts(before, b_classes);
+    }
     NewNodes {
         is_new: b.node_id.iter().map(|id| !before.contains(*id)).collect(),
     }
+}
+
+/// Per class name, the count and self size of its instances.
+fn class_totals(
+    names: &[String],
+    class_of: impl Iterator<Item = (u32, u64)>,
+) -> HashMap<&str, (u64, u64)> {
+    let mut totals: HashMap<&str, (u64, u64)> = HashMap::default();
+    for (class, size) in class_of {
+        let slot = totals.entry(names[class as usize].as_str()).or_default();
+        slot.0 += 1;
+        slot.1 += size;
+    }
+    totals
+}
+
+/// JavaScriptCore numbers each snapshot's nodes afresh, so ids say nothing
+/// about which objects are new: every instance of a class whose count
+/// grew is taken as new, and the holders are those of the grown classes
+/// (their counts then include the instances that were already there; the
+/// class table's delta is the growth).
+fn new_by_class_counts(before: &Before, b_classes: &ClassIndex) -> NewNodes {
+    let earlier = before_totals(before);
+    let later = class_totals(&b_classes.names, b_classes.of.iter().map(|c| (*c, 0)));
+    let grew: Vec<bool> = b_classes
+        .names
+        .iter()
+        .map(|name| {
+            let was = earlier.get(name.as_str()).map_or(0, |t| t.0);
+            later.get(name.as_str()).map_or(0, |t| t.0) > was
+        })
+        .collect();
+    NewNodes {
+        is_new: b_classes.of.iter().map(|c| grew[*c as usize]).collect(),
+    }
+}
+
+fn before_totals(before: &Before) -> HashMap<&str, (u64, u64)> {
+    class_totals(
+        &before.class_names,
+        before
+            .class_of
+            .iter()
+            .zip(&before.self_size)
+            .map(|(c, s)| (*c, u64::from(*s))),
+    )
+}
+
+/// The Comparison view by class counts alone, for snapshots whose ids do
+/// not persist (`new_by_class_counts`): # New is the growth of a class's
+/// count, # Deleted its shrinking, and the sizes likewise.
+fn compare_class_counts(before: &Before, b: &HeapGraph, b_classes: &ClassIndex) -> Vec<ClassDiff> {
+    let earlier = before_totals(before);
+    let later = class_totals(
+        &b_classes.names,
+        b.nodes().map(|n| (b_classes.of[n.index()], b.self_size(n))),
+    );
+    let mut names: Vec<&str> = earlier.keys().chain(later.keys()).copied().collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut out: Vec<ClassDiff> = names
+        .into_iter()
+        .map(|class| {
+            let (count_a, size_a) = earlier.get(class).copied().unwrap_or_default();
+            let (count_b, size_b) = later.get(class).copied().unwrap_or_default();
+            ClassDiff {
+                class: class.to_string(),
+                new_count: count_b.saturating_sub(count_a),
+                deleted_count: count_a.saturating_sub(count_b),
+                delta_count: count_b as i64 - count_a as i64,
+                alloc_size: size_b.saturating_sub(size_a),
+                freed_size: size_a.saturating_sub(size_b),
+                size_delta: size_b as i64 - size_a as i64,
+            }
+        })
+        .filter(|row| row.delta_count != 0 || row.size_delta != 0)
+        .collect();
+    out.sort_by(|x, y| y.size_delta.cmp(&x.size_delta).then(x.class.cmp(&y.class)));
+    out
 }
 
 /// The Comparison view, sorted by size delta (largest growth first).
@@ -116,6 +200,9 @@ pub fn compare_classes(
     b_classes: &ClassIndex,
     new: &NewNodes,
 ) -> Vec<ClassDiff> {
+    if b.written_by_javascriptcore() {
+        return compare_class_counts(before, b, b_classes);
+    }
     // Per class id first (one array slot per class), by name only at the end.
     let mut added = vec![(0u64, 0u64); b_classes.names.len()];
     for n in b.nodes() {

@@ -240,6 +240,9 @@ pub struct HeapGraph {
     /// Where the `strings` array lies in the file: the offset of its value
     /// and the offset just past its `]` (what `redact.rs` rewrites).
     pub(crate) strings_span: (u64, u64),
+    /// JavaScriptCore (Bun) wrote it (`parse/jsc.rs`): ids are per
+    /// snapshot and property order is not an object's shape.
+    pub(crate) javascriptcore: bool,
 }
 
 impl HeapGraph {

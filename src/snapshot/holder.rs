@@ -14,6 +14,10 @@ use super::dominators::Dominators;
 use super::graph::{EdgeId, EdgeType, HeapGraph, NodeId, NodeType};
 use crate::model::Holder;
 
+/// The least a Map or Set entry takes in JavaScriptCore's storage: its key
+/// and its value, a pointer each.
+const MIN_ENTRY_BYTES: u64 = 16;
+
 /// A slot must carry at least this share of a holder's new bytes to name
 /// it: a variable whose value is replaced carries all of them, while a
 /// dictionary keyed per request spreads them over one key per request.
@@ -112,11 +116,24 @@ pub fn tally_holders(
     let mut children = Vec::new();
     let mut by_holder: HashMap<NodeId, Tally> = HashMap::default();
     let mut unowned: HashMap<NodeId, Unowned> = HashMap::default();
+    let opaque_store = std::sync::OnceLock::new();
     for n in graph.nodes() {
         if !new.is_new[n.index()] || classes.of[n.index()] != class_id as u32 {
             continue;
         }
-        let (at, child) = first_old_dominator(graph, dominators, new, n, scratch);
+        let (mut at, child) = first_old_dominator(graph, dominators, new, n, scratch);
+        // Bun's snapshots list no Map or Set entries: what only such a
+        // store keeps has no retainer at all (`parse/jsc.rs`).
+        if at == NodeId::ROOT
+            && graph.written_by_javascriptcore()
+            && matches!(
+                graph.node_type(child),
+                NodeType::Object | NodeType::Closure | NodeType::Array
+            )
+            && let Some((store, _)) = *opaque_store.get_or_init(|| graph.largest_keyed_store())
+        {
+            at = store;
+        }
         if at == NodeId::ROOT {
             // Nothing but the roots keeps it (an internalized string in
             // the string table): no holder to name.
@@ -148,6 +165,16 @@ pub fn tally_holders(
             continue;
         };
         tally.count_child(child, bytes);
+    }
+    // A store too small to hold an entry per object it was given did not
+    // keep them (they are held where the snapshot shows nothing: Bun's
+    // native listener lists).
+    if let Some(Some((store, bytes))) = opaque_store.get()
+        && by_holder
+            .get(store)
+            .is_some_and(|t| *bytes < MIN_ENTRY_BYTES * t.objects)
+    {
+        by_holder.remove(store);
     }
     let owners = old_owners(graph, dominators, new, unowned.keys().copied());
     for (top, kept) in unowned {

@@ -52,7 +52,7 @@ fn a_grown_chain_is_held_by_the_old_object_and_each_link_climbed_a_bounded_numbe
     let retainers = graph.take_retainers();
     let dominators = Dominators::compute(&graph, retainers);
     let classes = ClassIndex::build(&graph);
-    let new = crate::snapshot::new_nodes(&before, &graph);
+    let new = crate::snapshot::new_nodes(&before, &graph, &classes);
     let mut scratch = HolderScratch::new(&graph);
 
     let found = tally_holders(

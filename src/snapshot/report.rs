@@ -328,7 +328,7 @@ pub fn diff_graph(
         let side = scope.spawn(move || {
             let p = super::phases::Phase::start("comparison");
             let classes_b = ClassIndex::build(graph_read);
-            let new = new_nodes(&before.before, graph_read);
+            let new = new_nodes(&before.before, graph_read, &classes_b);
             let classes = compare_classes(&before.before, graph_read, &classes_b, &new);
             // Unsent only if this thread's receiver is gone: nothing to do.
             let _ = comparison_tx.send((classes_b, new, classes));

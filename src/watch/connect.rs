@@ -30,6 +30,8 @@ pub struct Attached {
     pub opened_inspector: bool,
     pub node_version: Option<String>,
     pub cwd: Option<String>,
+    /// The runtime, whose protocol `inspector` speaks.
+    pub runtime: crate::runtime::Identified,
 }
 
 /// Connects to the process `target` names; a launched command is put in
@@ -65,11 +67,12 @@ pub async fn attach(
             (started.app_announced(*ready_timeout).await?, false)
         }
     };
-    let inspector = Inspector::connect(&url).await?;
+    let (inspector, runtime) = crate::runtime::identify(Inspector::connect(&url).await?).await;
     let facts = facts_of(&inspector).await?;
     Ok(Attached {
         pid: facts["pid"].as_u64().map(|p| p as u32),
-        node_version: facts["version"].as_str().map(str::to_string),
+        node_version: runtime.node_version(),
+        runtime,
         cwd: facts["cwd"].as_str().map(str::to_string),
         inspector,
         opened_inspector: opened,
@@ -126,11 +129,13 @@ pub async fn leave(
             ),
         }
     }
-    let _ = tokio::time::timeout(
-        LEAVE_STEP,
-        attached.inspector.call("HeapProfiler.disable", json!({})),
-    )
-    .await;
+    if attached.inspector.dialect.has_heap_profiler() {
+        let _ = tokio::time::timeout(
+            LEAVE_STEP,
+            attached.inspector.call("HeapProfiler.disable", json!({})),
+        )
+        .await;
+    }
     if attached.opened_inspector {
         close_through(&attached.inspector).await;
         detached.inspector_closed = match attached.pid {

@@ -73,11 +73,23 @@ impl Watch {
         self.sampler = Some(sampler);
     }
 
+    /// `--force-gc-every`, or the runtime's default pace (Deno, Bun).
+    pub(super) fn asked_force(&self, props: &WatchProps) -> Option<Duration> {
+        props.force_gc_every.or(self.force_by_default)
+    }
+
+    /// "Deno 2.9.6", for the watch's first line.
+    pub(super) fn attached_label(&self) -> String {
+        self.attached
+            .as_ref()
+            .map_or_else(String::new, |a| a.runtime.label())
+    }
+
     /// How often collections are forced: `--force-gc-every`, or while
     /// the process is urgent `URGENT_FORCE_EVERY` (the sooner of the two).
     pub(super) fn force_every(&self, props: &WatchProps) -> Option<Duration> {
         let urgent = self.urgent.map(|_| URGENT_FORCE_EVERY);
-        match (props.force_gc_every, urgent) {
+        match (self.asked_force(props), urgent) {
             (Some(asked), Some(urgent)) => Some(asked.min(urgent)),
             (asked, urgent) => asked.or(urgent),
         }

@@ -78,6 +78,12 @@ const FINISH_STEP: Duration = Duration::from_secs(10);
 /// floor a flat trend is held to shrinks with the span, and a slow leak
 /// reads flat against the floor of a short one.
 const SHORTEST_FLAT_WATCH: Duration = Duration::from_secs(60);
+/// How often a watch of Deno or Bun forces the collection each reading
+/// follows, when `--force-gc-every` is not given: neither runtime tells
+/// a listener about its own collections. The urgent pace
+/// (`forcing::URGENT_FORCE_EVERY`), so a minute gives the five readings
+/// the earliest decision needs.
+const RUNTIME_FORCE_EVERY: Duration = Duration::from_secs(10);
 
 /// What one watch holds in the target.
 #[derive(Default)]
@@ -103,6 +109,9 @@ pub struct Watch {
     pub attached_signal: Option<tokio::sync::oneshot::Sender<()>>,
     /// The sampler's profile count when the board's site was last named.
     published_profiles: usize,
+    /// The forced collections' interval when none was asked and the
+    /// runtime publishes no collections of its own (Deno, Bun).
+    force_by_default: Option<Duration>,
 }
 
 impl Watch {
@@ -129,6 +138,14 @@ impl Watch {
         let attached = attached?;
         result.target.pid = attached.pid;
         result.target.node_version = attached.node_version.clone();
+        let runtime = attached.runtime.runtime;
+        if runtime != crate::runtime::Runtime::Node {
+            result.target.runtime = Some(attached.runtime.label());
+            result.target.runtime_gaps = runtime.gaps();
+            if props.force_gc_every.is_none() {
+                self.force_by_default = Some(RUNTIME_FORCE_EVERY);
+            }
+        }
         result.target.cwd = attached.cwd.clone();
         result.target.probe = Some(crate::model::ProbeKind::Inspector);
         let inspector = attached.inspector.clone();
@@ -163,7 +180,7 @@ impl Watch {
         self.checkpoint = Some(checkpoint);
         self.attached = Some(attached);
         self.observer = Some(Observer::install(&inspector).await?);
-        if props.sites {
+        if props.sites && inspector.dialect.has_heap_profiler() {
             self.sampler = Some(SiteSampler::start(&inspector, props.sample_interval).await?);
         }
         let now_unix = unix_now();
@@ -182,11 +199,27 @@ impl Watch {
             ));
         }
         let version = result.target.node_version.clone();
+        let when = match self.force_by_default {
+            Some(every) => format!(
+                "{} publishes no collections of its own: a collection is forced every {} s for \
+                 each reading (--force-gc-every sets another pace)",
+                runtime.name(),
+                every.as_secs()
+            ),
+            None => "readings at its own major collections".into(),
+        };
+        let what = match runtime {
+            crate::runtime::Runtime::Node => {
+                format!(
+                    "Node {}",
+                    version.as_deref().unwrap_or("of unknown version")
+                )
+            }
+            _ => self.attached_label(),
+        };
         progress.say(&format!(
-            "watching {} (Node {}): readings at its own major collections, appended to {}; \
-             Ctrl-C stops and reports",
+            "watching {} ({what}): {when}, appended to {}; Ctrl-C stops and reports",
             route_of(result).route,
-            version.as_deref().unwrap_or("of unknown version"),
             path.display()
         ));
         self.watch_loop(props, result, progress).await
@@ -200,7 +233,7 @@ impl Watch {
     ) -> anyhow::Result<()> {
         let (started, _) = self.started.expect("set before the loop");
         let deadline = props.duration.map(|d| started + d);
-        let mut next_force = props.force_gc_every.map(|every| started + every);
+        let mut next_force = self.asked_force(props).map(|every| started + every);
         let every_profile = profile_every(props.duration);
         let mut next_profile = started + every_profile;
         // A log gets a status line per new reading, a terminal a live one.
@@ -317,7 +350,7 @@ impl Watch {
             false => record::judge_route(
                 route,
                 &self.tally,
-                props.force_gc_every,
+                self.asked_force(props),
                 elapsed_s,
                 unix_now(),
             ),

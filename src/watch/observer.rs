@@ -51,7 +51,16 @@ const INSTALL: &str = r#"(() => {
   const state = { ring: [], seq: 0, dropped: 0, served: 0,
                   forcedFrom: null, forcedTo: null, counting: false };
   const count = () => { state.served += 1; };
-  try { dc.subscribe('http.server.request.start', count); state.counting = true; } catch (e) {}
+  // Deno and Bun publish no request channel: leakcheck's preload counts a
+  // server it launched; one it attached to has no count (null, not 0).
+  const preloaded = globalThis[Symbol.for('leakcheck.served')];
+  const other = typeof Deno !== 'undefined' || typeof Bun !== 'undefined';
+  const served = () => other
+    ? (preloaded && preloaded.counting && !preloaded.uncountable ? preloaded.n : null)
+    : (state.counting ? state.served : null);
+  if (!other) {
+    try { dc.subscribe('http.server.request.start', count); state.counting = true; } catch (e) {}
+  }
   const handles = () => {
     const out = {};
     for (const name of (process.getActiveResourcesInfo ? process.getActiveResourcesInfo() : [])) {
@@ -63,41 +72,51 @@ const INSTALL: &str = r#"(() => {
   state.read = (pause, forced) => {
     const m = process.memoryUsage();
     let young = 0;
-    for (const s of v8.getHeapSpaceStatistics()) if (s.space_name === 'new_space') young = s.space_used_size;
+    try {
+      for (const s of v8.getHeapSpaceStatistics()) if (s.space_name === 'new_space') young = s.space_used_size;
+    } catch (e) {}
     state.seq += 1;
     state.ring.push({ seq: state.seq, at_ms: Date.now(), heap_used: m.heapUsed - young,
       heap_total: m.heapTotal, external: m.external, array_buffers: m.arrayBuffers, rss: m.rss,
-      pause_ms: pause, forced, served: state.counting ? state.served : null, resources: handles() });
+      pause_ms: pause, forced, served: served(), resources: handles() });
     if (state.ring.length > __RING__) { state.ring.shift(); state.dropped += 1; }
   };
   const inForcedWindow = (start) => state.forcedFrom !== null && start >= state.forcedFrom
     && (state.forcedTo === null || start <= state.forcedTo);
-  state.observer = new PerformanceObserver((list) => {
+  if (!other) state.observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const kind = entry.detail ? entry.detail.kind : entry.kind;
       if (kind !== constants.NODE_PERFORMANCE_GC_MAJOR || inForcedWindow(entry.startTime)) continue;
       state.read(entry.duration, false);
     }
   });
-  state.observer.observe({ entryTypes: ['gc'] });
+  if (!other) state.observer.observe({ entryTypes: ['gc'] });
   // A plain full collection for --force-gc-every, as `gc()` makes it:
   // the inspector's own (HeapProfiler.collectGarbage) collects "all
   // available garbage", shrinking the young generation, which then costs
   // the target more scavenges for seconds after. The flag matters only
   // while the context is made, and is put back at once.
-  try {
-    v8.setFlagsFromString('--expose-gc');
-    state.gc = load('node:vm').runInNewContext('gc');
-  } finally {
-    v8.setFlagsFromString('--no-expose-gc');
+  // Bun collects by Bun.gc(true); Deno has no such call: the inspector
+  // collects for it (`collect` answers null).
+  if (typeof Bun !== 'undefined') state.gc = () => Bun.gc(true);
+  else if (!other) {
+    try {
+      v8.setFlagsFromString('--expose-gc');
+      state.gc = load('node:vm').runInNewContext('gc');
+    } finally {
+      v8.setFlagsFromString('--no-expose-gc');
+    }
   }
-  state.collect = () => { const t = performance.now(); state.gc(); return performance.now() - t; };
+  state.collect = () => {
+    if (!state.gc) return null;
+    const t = performance.now(); state.gc(); return performance.now() - t;
+  };
   state.forceFrom = () => { state.forcedFrom = performance.now(); state.forcedTo = null; };
   state.forced = (pause) => { state.forcedTo = performance.now(); state.read(pause, true); };
   state.drain = (after) => JSON.stringify({ readings: state.ring.filter((r) => r.seq > after),
     dropped: state.dropped });
   state.stop = () => {
-    state.observer.disconnect();
+    if (state.observer) state.observer.disconnect();
     if (state.counting) dc.unsubscribe('http.server.request.start', count);
     state.ring.length = 0;
     delete globalThis[key];
@@ -208,10 +227,17 @@ impl Observer {
     }
 
     /// One plain full collection in the target (`gc()`); its pause in ms.
+    /// Where the target has no such call (Deno), the inspector collects,
+    /// and the pause is the round trip.
     pub async fn collect(&self) -> Result<f64, InspectorError> {
         let expression = format!("globalThis[{KEY}].collect()");
         let value = self.inspector.evaluate(&expression).await?;
-        Ok(value.as_f64().unwrap_or(0.0))
+        if let Some(pause) = value.as_f64() {
+            return Ok(pause);
+        }
+        let started = std::time::Instant::now();
+        self.inspector.collect_garbage().await?;
+        Ok(started.elapsed().as_secs_f64() * 1000.0)
     }
 
     /// Closes the window and records the forced collection's reading.

@@ -36,6 +36,7 @@ mod reports;
 mod routes;
 mod run_demo;
 mod run_faults;
+mod runtimes;
 mod sequential;
 mod shards;
 mod snapshots;

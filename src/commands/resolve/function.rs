@@ -2,6 +2,7 @@
 //! schedule chosen (a call is as cheap as a request: the server's budget).
 
 use crate::cli::FnArgs;
+use crate::cli::FnRuntime;
 use crate::settings::FnProps;
 use crate::verdict::budget::{Asked, FUNCTION, schedule};
 
@@ -59,7 +60,13 @@ impl FnArgs {
             snapshots: super::output::snapshots_kept(self.snapshots, evidence.as_deref()),
             output: self.output.into_props(self.json)?,
             quiet: self.quiet,
-            node: std::env::var("LEAKCHECK_NODE").unwrap_or_else(|_| "node".into()),
+            node: match self.runtime {
+                FnRuntime::Node => {
+                    std::env::var("LEAKCHECK_NODE").unwrap_or_else(|_| "node".into())
+                }
+                FnRuntime::Deno => "deno".into(),
+                FnRuntime::Bun => "bun".into(),
+            },
             node_flags: self.node_flags,
         })
     }

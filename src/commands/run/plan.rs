@@ -123,6 +123,7 @@ pub(super) fn new_result(props: &RunSettings, routes: &[String], plan: &CyclePla
             node_version: None,
             url: crate::net::redacted(&props.target.url),
             cwd: None,
+            ..TargetInfo::default()
         },
         Settings {
             cycles: match &props.load.soak {

@@ -38,7 +38,10 @@ pub async fn attribute(inspector: &Inspector, diagnosis: &mut Diagnosis) {
 /// The pure part of `attribute`, given the loaded maps.
 pub fn attribute_with(maps: &SourceMaps, owners: &mut Owners, diagnosis: &mut Diagnosis) {
     for site in &mut diagnosis.allocation_sites {
-        map_site(maps, site);
+        // A line found by name was read from the original file already.
+        if !site.by_name {
+            map_site(maps, site);
+        }
         // A bundle's frames belong to the file they were written in.
         let file = site.original.as_ref().map(|o| o.file.clone());
         site.owner = owners
@@ -109,7 +112,7 @@ fn owner_rank(owner: Option<&Owner>) -> u8 {
     match owner {
         Some(Owner::App) => 0,
         Some(Owner::Dependency { .. }) => 1,
-        Some(Owner::Node | Owner::System) | None => 2,
+        Some(Owner::Node | Owner::Runtime { .. } | Owner::System) | None => 2,
     }
 }
 

@@ -27,6 +27,24 @@ impl Owners {
         if url.is_empty() {
             return None;
         }
+        if url.starts_with("ext:") {
+            // Deno's own JavaScript (`ext:deno_http/00_serve.ts`).
+            return Some(Owner::Runtime {
+                name: "Deno".into(),
+            });
+        }
+        if let Some(owner) = remote_module(url) {
+            return Some(owner);
+        }
+        // A bare file name with an extension is a source map's relative
+        // source (`server.ts` in Deno's inline maps), the app's own.
+        let bare_script = !url.contains('/')
+            && [".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"]
+                .iter()
+                .any(|e| url.ends_with(e));
+        if bare_script {
+            return Some(Owner::App);
+        }
         if url.starts_with("node:") || !url.contains('/') {
             // Node's internals are `node:…`; a bare name (`timers`) is
             // how some of Node's own scripts are named in snapshots.
@@ -41,6 +59,9 @@ impl Owners {
         } else {
             path
         };
+        if let Some(owner) = deno_npm_cache(path) {
+            return Some(owner);
+        }
         let Some((root, name)) = package_of(path) else {
             return Some(Owner::App);
         };
@@ -51,6 +72,49 @@ impl Owners {
             .clone();
         Some(Owner::Dependency { name, version })
     }
+}
+
+/// A module Deno imported by URL: `jsr:` packages as JSR serves them
+/// (`https://jsr.io/@std/http/1.0.2/mod.ts`), and `deno.land` modules
+/// (`https://deno.land/x/oak@v12.6.1/mod.ts`, `https://deno.land/std@0.224.0/…`).
+fn remote_module(url: &str) -> Option<Owner> {
+    if let Some(rest) = url.strip_prefix("https://jsr.io/") {
+        let mut segments = rest.split('/');
+        let scope = segments.next()?;
+        let name = segments.next()?;
+        let version = segments.next().map(str::to_string);
+        return Some(Owner::Dependency {
+            name: format!("{scope}/{name}"),
+            version,
+        });
+    }
+    let rest = url.strip_prefix("https://deno.land/")?;
+    let rest = rest.strip_prefix("x/").unwrap_or(rest);
+    let first = rest.split('/').next()?;
+    let (name, version) = match first.split_once('@') {
+        Some((name, version)) => (name, Some(version.to_string())),
+        None => (first, None),
+    };
+    Some(Owner::Dependency {
+        name: name.to_string(),
+        version,
+    })
+}
+
+/// An `npm:` package in Deno's global cache (without a `node_modules`
+/// folder): `…/deno/npm/registry.npmjs.org/NAME/VERSION/…`, a scoped NAME
+/// in two segments.
+fn deno_npm_cache(path: &str) -> Option<Owner> {
+    const MARK: &str = "/npm/registry.npmjs.org/";
+    let at = path.find(MARK)?;
+    let mut segments = path[at + MARK.len()..].split('/');
+    let first = segments.next()?;
+    let name = match first.starts_with('@') {
+        true => format!("{first}/{}", segments.next()?),
+        false => first.to_string(),
+    };
+    let version = segments.next().map(str::to_string);
+    Some(Owner::Dependency { name, version })
 }
 
 /// The package directory and name of a path inside `node_modules/`.
@@ -111,6 +175,32 @@ mod tests {
             })
         );
         assert_eq!(owners.of("node:internal/timers"), Some(Owner::Node));
+        assert_eq!(owners.of("timers"), Some(Owner::Node));
+        assert_eq!(owners.of("server.ts"), Some(Owner::App));
+        assert_eq!(
+            owners.of("ext:deno_http/00_serve.ts"),
+            Some(Owner::Runtime {
+                name: "Deno".into()
+            })
+        );
+        let dependency = |name: &str, version: &str| {
+            Some(Owner::Dependency {
+                name: name.into(),
+                version: Some(version.into()),
+            })
+        };
+        assert_eq!(
+            owners.of("https://jsr.io/@std/http/1.0.2/mod.ts"),
+            dependency("@std/http", "1.0.2")
+        );
+        assert_eq!(
+            owners.of("https://deno.land/x/oak@v12.6.1/mod.ts"),
+            dependency("oak", "v12.6.1")
+        );
+        assert_eq!(
+            owners.of("file:///home/u/.cache/deno/npm/registry.npmjs.org/@hono/node-server/1.2.0/dist/index.js"),
+            dependency("@hono/node-server", "1.2.0")
+        );
         assert_eq!(owners.of("file:///srv/app/server.mjs"), Some(Owner::App));
         assert_eq!(owners.of(""), None);
         std::fs::remove_dir_all(&dir).unwrap();

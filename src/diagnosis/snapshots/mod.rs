@@ -16,6 +16,7 @@ pub mod collections;
 mod inlining;
 pub mod profile;
 mod source_line;
+mod stored_by_name;
 
 pub use collections::{CollectionCheck, FollowUp, check_collections, follow};
 
@@ -123,7 +124,11 @@ pub async fn diagnose(
     .ok_or(DiagnoseError::NoInspector)?;
     let inspector = &inspector;
     let settled = probe.settled_sample().await?;
-    let sites_without_inlining = plan.owns_target && inlining::stop_inlining(inspector).await?;
+    // Bun's JavaScriptCore has neither V8's coverage nor its sampling heap
+    // profiler: its holder comes from the snapshots alone, and says so.
+    let sampling = inspector.dialect.has_heap_profiler();
+    let sites_without_inlining =
+        sampling && plan.owns_target && inlining::stop_inlining(inspector).await?;
     let started = Instant::now();
     say("taking heap snapshot 1 of 2: the target is paused while V8 writes it");
     let file_a = plan
@@ -136,13 +141,17 @@ pub async fn diagnose(
     let ((before, counts), bytes_a) =
         snapshot_into(inspector, file_a.as_deref(), summarise).await?;
     let mut seconds = started.elapsed().as_secs_f64();
-    inspector
-        .call(
-            "HeapProfiler.startSampling",
-            json!({ "samplingInterval": SAMPLING_INTERVAL }),
-        )
-        .await?;
-    say("one more cycle under the sampling heap profiler");
+    if sampling {
+        inspector
+            .call(
+                "HeapProfiler.startSampling",
+                json!({ "samplingInterval": SAMPLING_INTERVAL }),
+            )
+            .await?;
+        say("one more cycle under the sampling heap profiler");
+    } else {
+        say("one more cycle (this runtime has no sampling heap profiler)");
+    }
     let units = plan.work.await?;
     let after = probe.settled_sample().await?;
     let (units, _) = units.resolve(crate::cycle::served_between(Some(&settled), &after));
@@ -151,6 +160,8 @@ pub async fn diagnose(
     let mut missing = Vec::new();
     let profile_started = Instant::now();
     let profile = match read_profile(inspector).await {
+        // The report's runtime gaps say so, once for the run.
+        Ok(_) if !sampling => None,
         Ok(profile) => Some(profile),
         Err(error) => {
             missing.push(format!(
@@ -163,7 +174,9 @@ pub async fn diagnose(
     let profile_seconds = profile_started.elapsed().as_secs_f64();
     // A profiler left running costs the target; a failure here changes
     // nothing the diagnosis reports.
-    let _ = inspector.call("HeapProfiler.stopSampling", json!({})).await;
+    if sampling {
+        let _ = inspector.call("HeapProfiler.stopSampling", json!({})).await;
+    }
     say("taking heap snapshot 2 of 2: the target is paused while V8 writes it");
     let started_b = Instant::now();
     let file_b = plan
@@ -190,6 +203,17 @@ pub async fn diagnose(
     }
     // A source that cannot be read leaves the sites as V8 gave them.
     let _ = source_line::name_holder_lines(inspector, &mut allocation_sites, &diff.holders).await;
+    if !sampling && let Some(site) = stored_by_name::storing_line(inspector, &diff.holders).await {
+        allocation_sites.push(site);
+    }
+    if !sampling
+        && diff
+            .holders
+            .first()
+            .is_some_and(|h| matches!(h.holder_class.as_str(), "Map" | "Set"))
+    {
+        missing.push(BUN_MAP_HOLDER.to_string());
+    }
     let mut holders = diff.holders;
     name_unnamed_holders(&mut holders, &collections);
     let mut diagnosis = Diagnosis {
@@ -228,10 +252,18 @@ pub async fn diagnose(
     })
 }
 
+/// Said when Bun's holder is a Map or Set (`snapshot/parse/jsc.rs`).
+const BUN_MAP_HOLDER: &str = "Bun's snapshots list no Map or Set entries, so what only a Map \
+    keeps has no retainer in them: the Map or Set with the largest storage is named as the \
+    holder; confirm with the line that stores, or under Node or Deno, which show the entries";
+
 /// Reads the sampling heap profile. `LEAKCHECK_TEST_FAIL=sampling-profile`
 /// makes it fail, so a test can show that the rest of the diagnosis
 /// stands without it (no real target refuses it on demand).
 async fn read_profile(inspector: &Inspector) -> Result<serde_json::Value, InspectorError> {
+    if !inspector.dialect.has_heap_profiler() {
+        return Ok(serde_json::Value::Null);
+    }
     if std::env::var("LEAKCHECK_TEST_FAIL").is_ok_and(|part| part == "sampling-profile") {
         return Err(InspectorError::Protocol {
             method: "HeapProfiler.getSamplingProfile".into(),

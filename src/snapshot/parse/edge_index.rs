@@ -120,11 +120,13 @@ pub(super) fn finish(
     match beside {
         Some(beside) => {
             beside.index?.install(graph);
-            beside.names
+            beside.names?;
         }
         None => {
             index_edges(graph, edge_counts)?.install(graph);
-            check_names(graph, graph.strings.len() as u32)
+            check_names(graph, graph.strings.len() as u32)?;
         }
     }
+    super::jsc::weaken_code_block_edges(graph);
+    Ok(())
 }

@@ -16,6 +16,7 @@ mod document;
 mod edge_index;
 mod error;
 mod fused;
+mod jsc;
 mod numbers;
 mod records;
 mod scan;
