@@ -2,6 +2,7 @@
 //! in docs/src/method.md; the book's docs/src/layout.md maps the modules. `run` is the entry
 //! point the binary calls.
 
+pub mod bisect;
 pub(crate) mod cli;
 pub mod commands;
 pub(crate) mod cycle;
@@ -58,6 +59,8 @@ pub fn run() -> ExitCode {
             Ok(RunEnd::Clean)
         }
         Command::Man(args) => man(args).map(clean),
+        // Bisect runs git, npm and child leakchecks, one at a time.
+        Command::Bisect(args) => args.into_props().and_then(commands::bisect::run),
         command => run_async(command),
     };
     match outcome {
@@ -120,6 +123,7 @@ fn run_async(command: Command) -> anyhow::Result<RunEnd> {
             Command::Inspect(_)
             | Command::Diff(_)
             | Command::Redact(_)
+            | Command::Bisect(_)
             | Command::Completions(_)
             | Command::Man(_) => {
                 unreachable!(

@@ -115,6 +115,17 @@ Examples:
   # Start the server and watch it for ten minutes under its own traffic
   leakcheck watch -d 10m --html watch.html -- node server.js";
 
+pub const BISECT: &str = "\
+Examples:
+  # The commit since which /item leaks, each commit installed with npm ci
+  leakcheck bisect --good v1.4.0 --bad HEAD -- run --url http://127.0.0.1:3000 --route '/item?id={uuid}' -- node server.js
+
+  # The first version of a dependency whose check leaks, with a Markdown answer for the issue
+  leakcheck bisect --package debug --from 2.6.9 --to 3.2.7 --markdown bisect.md -- run --url http://127.0.0.1:3000 --route /log -- node server.cjs
+
+  # A leak in Node itself, over its releases
+  leakcheck bisect --node 20.15.0..20.16.0 -- run --url http://127.0.0.1:3000 --route /tick -- node server.mjs";
+
 pub const MCP: &str = "\
 Examples:
   # As a coding agent's tool server (stdio)

@@ -5,6 +5,7 @@
 use clap::{Parser, Subcommand};
 
 mod attach;
+mod bisect;
 mod docs;
 pub mod examples;
 mod function;
@@ -19,6 +20,7 @@ mod soak;
 mod watch;
 
 pub use attach::*;
+pub use bisect::*;
 pub use docs::*;
 pub use function::*;
 pub use heap::*;
@@ -90,6 +92,11 @@ pub enum Command {
     /// projection to its limit, and the allocation sites that grew.
     #[command(after_help = examples::WATCH)]
     Watch(Box<WatchArgs>),
+    /// Find the commit, package version or Node release that brought a
+    /// leak in: each step checks one candidate in a scratch worktree or
+    /// install, and the search halves the range.
+    #[command(after_help = examples::BISECT)]
+    Bisect(Box<BisectArgs>),
     /// Serve the checks to coding agents: a Model Context Protocol server on stdio.
     #[command(after_help = examples::MCP)]
     Mcp(McpArgs),

@@ -1,5 +1,6 @@
 //! One module per subcommand; each takes its props and returns how it ended.
 
+pub mod bisect;
 pub mod exit;
 pub mod exports;
 pub mod frame;

@@ -145,6 +145,19 @@ fn exposing_flag(pid: u32) -> Option<(String, String)> {
         .map(|host| (host, "its NODE_OPTIONS".into()))
 }
 
+/// The runtime an executable is when SIGUSR1 would end it (its default
+/// action): Deno and Bun open no inspector on it. (The names are
+/// `crate::runtime`'s; that module uses this one, so they are not
+/// imported from it.)
+fn ends_on_sigusr1(program: &std::path::Path) -> Option<&'static str> {
+    match program.file_name()?.to_str()? {
+        // npm's packages install `bun.exe` on Linux too.
+        "deno" | "deno.exe" => Some("Deno"),
+        "bun" | "bun.exe" => Some("Bun"),
+        _ => None,
+    }
+}
+
 /// Opens the inspector of Node process `pid` with SIGUSR1 and returns its
 /// WebSocket URL. The inspector's port is found among the ports the
 /// process listens on, so a non-default `--inspect-port` works too.
@@ -171,20 +184,12 @@ pub async fn activate(pid: u32, allow_remote: bool) -> Result<Activated, Discove
         });
     }
     // Deno and Bun end on SIGUSR1 (its default action): never sent them.
-    let program = procfs::exe_of(pid).ok();
-    let runtime = program
-        .as_ref()
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .map_or(
-            crate::runtime::Runtime::Node,
-            crate::runtime::Runtime::of_program,
-        );
-    if runtime != crate::runtime::Runtime::Node {
-        return Err(DiscoverError::NoSignal {
-            pid,
-            runtime: runtime.name(),
-        });
+    if let Some(runtime) = procfs::exe_of(pid)
+        .ok()
+        .as_deref()
+        .and_then(ends_on_sigusr1)
+    {
+        return Err(DiscoverError::NoSignal { pid, runtime });
     }
     let before = procfs::listening_ports_of(pid);
     // SAFETY: kill(2) on a PID the user named.

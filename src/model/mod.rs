@@ -6,6 +6,7 @@
 //! bytes are integers, kinds are enums serialised as the strings users'
 //! scripts match on.
 
+mod bisect;
 mod diagnosis;
 mod isolate;
 mod known;
@@ -24,6 +25,7 @@ mod watch;
 
 use serde::{Deserialize, Serialize};
 
+pub use bisect::*;
 pub use diagnosis::{
     AllocationSite, ClassDiff, Collection, CollectionState, Diagnosis, ElementGrowth,
     FrameworkHolder, Holder, HolderKind, ListenerGrowth, Owner, PathStep, SourceLocation,

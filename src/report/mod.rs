@@ -2,6 +2,7 @@
 //! the progress display lives in `progress`.
 
 pub mod baseline;
+pub mod bisect;
 mod diagnosis_view;
 pub mod heap;
 pub mod html;

@@ -5,6 +5,7 @@
 //! protocol server) builds the same settings.
 
 mod attach;
+mod bisect;
 mod function;
 mod heap;
 mod load_command;
@@ -14,6 +15,7 @@ mod run;
 mod watch;
 
 pub use attach::{Attach, SampleProps, SnapshotProps};
+pub use bisect::{BisectProps, BisectRange, Install};
 pub use function::FnProps;
 pub use heap::{DiffProps, InspectProps};
 pub use load_command::LoadProps;

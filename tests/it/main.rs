@@ -10,6 +10,7 @@ mod action;
 mod arm64;
 mod attach;
 mod attribution;
+mod bisect;
 mod deadlines;
 mod diagnose;
 mod docs;

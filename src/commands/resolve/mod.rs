@@ -4,6 +4,7 @@
 //! starts. The only place the command layer sees a clap type.
 
 mod attach;
+mod bisect;
 mod function;
 mod heap;
 mod load_command;
