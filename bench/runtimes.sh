@@ -34,9 +34,9 @@ for runtime in node deno bun; do
     t0=$EPOCHREALTIME
     code=0
     "$leakcheck" run --url "http://127.0.0.1:$port" --route '/remember?id={n}' --json "$work/$runtime.json" -q -- "${command[@]}" >/dev/null 2>&1 || code=$?
-    times+=("$(seconds_since "$t0")")
+    took=$(seconds_since "$t0"); times+=("$took")
     verdict=$(node -e 'const j=require(process.argv[1]);const r=j.routes[0];console.log(r.verdict.kind, (r.retained_bytes_per_request?.heap_used ?? "?"), r.diagnosis?.holders?.[0]?.name ?? "-")' "$work/$runtime.json")
-    echo "  $runtime: $(seconds_since "$t0") s, exit $code, $verdict"
+    echo "  $runtime: $took s, exit $code, $verdict"
   done
   echo "$runtime median: $(printf '%s\n' "${times[@]}" | median) s"
 done

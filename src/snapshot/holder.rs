@@ -126,10 +126,6 @@ pub fn tally_holders(
         // store keeps has no retainer at all (`parse/jsc.rs`).
         if at == NodeId::ROOT
             && graph.written_by_javascriptcore()
-            && matches!(
-                graph.node_type(child),
-                NodeType::Object | NodeType::Closure | NodeType::Array
-            )
             && let Some((store, _)) = *opaque_store.get_or_init(|| graph.largest_keyed_store())
         {
             at = store;
