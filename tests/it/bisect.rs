@@ -116,13 +116,16 @@ fn steps<'a>(json: &'a Value, role: &str) -> Vec<&'a Value> {
 fn sixteen_commits_name_the_one_that_keeps_a_record_per_request_in_five_steps_and_reuse_them() {
     let (repo, hashes) = repository(None);
     let cache = tempfile::tempdir().unwrap();
+    let markdown = cache.path().join("bisect.md");
+    let shown = markdown.display().to_string();
     let range = ["--good", &hashes[0], "--bad", "main"];
+    let first_run = [&range[..], &["--markdown", &shown]].concat();
     let port = free_port();
     let done = bisect_on(
         port,
         repo.path(),
         cache.path(),
-        &range,
+        &first_run,
         &["node", "server.mjs"],
     );
     assert_eq!(done.code, 0, "{}", done.stderr);
@@ -142,6 +145,19 @@ fn sixteen_commits_name_the_one_that_keeps_a_record_per_request_in_five_steps_an
             .as_str()
             .unwrap()
             .contains("server.mjs")
+    );
+    let md = std::fs::read_to_string(&markdown).unwrap();
+    assert!(
+        md.contains(&format!(
+            "**first bad commit: `{}`**",
+            &hashes[LEAK_AT][..10]
+        )),
+        "{md}"
+    );
+    assert!(md.contains("| Search | `"), "{md}");
+    assert!(
+        md.contains("It changed `server.mjs`, which the diagnosis names."),
+        "{md}"
     );
     // The user's tree is as it was: same HEAD, nothing changed, no worktree left.
     assert_eq!(git(repo.path(), &["rev-parse", "main"]), hashes[COMMITS]);
