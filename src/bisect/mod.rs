@@ -285,30 +285,41 @@ impl Bisect<'_> {
         noise: &mut Vec<String>,
     ) -> anyhow::Result<Checked> {
         let (first, before) = (search.first_leak(), search.last_clean());
-        let expect_first = match direction {
-            Direction::Introduced => Reading::Leak,
-            Direction::Fixed => Reading::Clean,
+        // The leaking side of the change is checked with the diagnosis:
+        // the first bad candidate, or for a fix the last one that leaks.
+        let (leaking, other) = match direction {
+            Direction::Introduced => (first, before),
+            Direction::Fixed => (before, first),
         };
-        let mut confirmed = self.step(first, StepRole::Confirm, &Budget::full())?;
-        if confirmed.reading != expect_first && confirmed.reading != Reading::Skip {
-            let again = self.step(first, StepRole::Confirm, budget)?;
-            noise.push(self.noise_text(first, confirmed.reading, again.reading));
-            if again.reading == expect_first {
-                confirmed = again;
-            }
+        let diagnosed = self.confirm_one(leaking, Reading::Leak, &Budget::full(), budget, noise)?;
+        // The other side again, unless it is an end already checked.
+        if other > 0 && other < self.plan.candidates.len() - 1 {
+            self.confirm_one(other, Reading::Clean, budget, budget, noise)?;
         }
-        if before > 0 {
-            let expect_before = match expect_first {
-                Reading::Leak => Reading::Clean,
-                _ => Reading::Leak,
-            };
-            let rerun = self.step(before, StepRole::Confirm, budget)?;
-            if rerun.reading != expect_before && rerun.reading != Reading::Skip {
-                let again = self.step(before, StepRole::Confirm, budget)?;
-                noise.push(self.noise_text(before, rerun.reading, again.reading));
-            }
+        Ok(diagnosed)
+    }
+
+    /// Checks `index` again; when it reads otherwise than `expected`, once
+    /// more (`budget`), and the disagreement is reported as noise.
+    fn confirm_one(
+        &mut self,
+        index: usize,
+        expected: Reading,
+        first: &Budget,
+        budget: &Budget,
+        noise: &mut Vec<String>,
+    ) -> anyhow::Result<Checked> {
+        let rerun = self.step(index, StepRole::Confirm, first)?;
+        if rerun.reading == expected || rerun.reading == Reading::Skip {
+            return Ok(rerun);
         }
-        Ok(confirmed)
+        let again = self.step(index, StepRole::Confirm, budget)?;
+        noise.push(self.noise_text(index, rerun.reading, again.reading));
+        Ok(if again.reading == expected {
+            again
+        } else {
+            rerun
+        })
     }
 
     fn noise_text(&self, index: usize, rerun: Reading, again: Reading) -> String {

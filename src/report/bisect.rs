@@ -76,8 +76,9 @@ pub fn terminal(report: &BisectReport) -> String {
     }
     let _ = writeln!(
         out,
-        "{} checks run ({} search steps, {} cached) in {:.1} s",
+        "{} of {} steps checked ({} in the search), {} read from the cache, in {:.1} s",
         report.checks_run(),
+        report.steps.len(),
         report.search_steps(),
         report.steps.len() - report.checks_run(),
         report.total_seconds
@@ -92,6 +93,7 @@ fn answer(out: &mut String, report: &BisectReport) {
         .iter()
         .find(|s| s.candidate == first)
         .map_or("", |s| s.label.as_str());
+    let label = if label == first { "" } else { label };
     let _ = writeln!(out, "{}: {} {label}", answer_name(report), short(first));
     if report.status == BisectStatus::Range {
         let others: Vec<&str> = report.could_be.iter().map(|c| short(c)).collect();
@@ -125,7 +127,11 @@ fn answer(out: &mut String, report: &BisectReport) {
         }
     }
     if let Some(d) = &report.diagnosis {
-        let _ = writeln!(out, "  the leak there ({}): {}", d.route, d.action);
+        let place = match report.direction {
+            Direction::Introduced => "there".to_string(),
+            Direction::Fixed => format!("in {}", report.last_before.as_deref().map_or("?", short)),
+        };
+        let _ = writeln!(out, "  the leak {place} ({}): {}", d.route, d.action);
         if let Some(path) = &d.path {
             let _ = writeln!(out, "    {path}");
         }
