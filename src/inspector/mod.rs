@@ -7,6 +7,7 @@ pub mod dialect;
 mod discover;
 mod scripts;
 pub mod snapshot;
+mod webkit;
 
 pub use client::{Event, Inspector, InspectorError, drop_deep};
 pub use dialect::Dialect;

@@ -13,6 +13,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::watch;
 
 use super::cluster_ports;
+use super::launched_as::{LaunchAsError, LaunchedAs};
 use super::watch::{FaultReporter, collect_output, watch_exit};
 use super::watchdog::{Lifeline, fork_watchdog};
 use crate::model::{self, Stopped};
@@ -54,9 +55,7 @@ pub enum TargetError {
     )]
     NoInspector { seconds: u64, tail: String },
     #[error(transparent)]
-    Runtime(#[from] crate::runtime::launch::PrepareError),
-    #[error("cannot write the served counter's preload for the target")]
-    Preload(#[source] std::io::Error),
+    Runtime(#[from] LaunchAsError),
 }
 
 /// How to start and stop the target.
@@ -142,77 +141,13 @@ fn add_node_flags(command: &mut Command, program: &str, more: &[String], existin
 }
 
 /// The spec's own NODE_OPTIONS (`--heap-limit`), or the inherited ones.
-fn node_options(spec: &LaunchSpec) -> String {
+pub(super) fn node_options(spec: &LaunchSpec) -> String {
     spec.env
         .iter()
         .rev()
         .find(|(name, _)| name == "NODE_OPTIONS")
         .map(|(_, value)| value.clone())
         .unwrap_or_else(|| std::env::var("NODE_OPTIONS").unwrap_or_default())
-}
-
-/// The command as it is started: as given, or with Deno's or Bun's
-/// inspector flags and the served counter's preload (`crate::runtime`).
-struct LaunchedAs {
-    program: String,
-    args: Vec<String>,
-    runtime: crate::runtime::Runtime,
-    path: Option<String>,
-    note: Option<String>,
-    scratch: Option<tempfile::TempDir>,
-}
-
-impl LaunchedAs {
-    fn given(program: &str, args: &[String]) -> LaunchedAs {
-        LaunchedAs {
-            program: program.to_string(),
-            args: args.to_vec(),
-            runtime: crate::runtime::Runtime::Node,
-            path: None,
-            note: None,
-            scratch: None,
-        }
-    }
-
-    fn runtime_of(spec: &LaunchSpec, program: &str, args: &[String]) -> Result<Self, TargetError> {
-        use crate::runtime::launch::{Extras, prepare};
-        let cwd = std::env::current_dir().unwrap_or_default();
-        if prepare(&spec.command, &cwd, &Extras::default())?.is_none() {
-            return Ok(LaunchedAs::given(program, args));
-        }
-        let scratch = tempfile::Builder::new()
-            .prefix("leakcheck-runtime")
-            .tempdir()
-            .map_err(TargetError::Preload)?;
-        let preload = scratch.path().join(crate::runtime::SERVED_PRELOAD_FILE);
-        std::fs::write(&preload, crate::runtime::SERVED_PRELOAD).map_err(TargetError::Preload)?;
-        // Deno takes V8's flags (the heap limit, the native recorder's)
-        // by a flag of its own, not from NODE_OPTIONS.
-        let mut v8_flags: Vec<String> = node_options(spec)
-            .split_whitespace()
-            .filter(|flag| flag.starts_with("--max-old-space-size"))
-            .map(String::from)
-            .collect();
-        v8_flags.extend(spec.node_flags.iter().cloned());
-        let extras = Extras {
-            preload: Some(preload),
-            v8_flags,
-        };
-        let prepared = prepare(&spec.command, &cwd, &extras)?
-            .expect("the same command was a runtime's a moment ago");
-        let (program, args) = prepared
-            .command
-            .split_first()
-            .expect("a prepared command has a program");
-        Ok(LaunchedAs {
-            program: program.clone(),
-            args: args.to_vec(),
-            runtime: prepared.runtime,
-            path: prepared.path,
-            note: prepared.note,
-            scratch: Some(scratch),
-        })
-    }
 }
 
 impl Target {
@@ -228,7 +163,7 @@ impl Target {
             .ok_or_else(|| spawn_error(std::io::Error::other("the command is empty")))?;
         let mut launch = LaunchedAs::given(program, args);
         if spec.node {
-            launch = LaunchedAs::runtime_of(spec, program, args)?;
+            launch = LaunchedAs::runtime_of(&spec.command, &spec.node_flags, &node_options(spec))?;
         }
         let mut command = Command::new(&launch.program);
         command.envs(spec.env.iter().map(|(k, v)| (k, v)));

@@ -3,6 +3,7 @@
 
 mod cluster_ports;
 mod launch;
+mod launched_as;
 mod launcher;
 pub mod sweep;
 mod watch;
