@@ -74,6 +74,25 @@ async fn tcp_to(url: &str) -> std::io::Result<tokio::net::TcpStream> {
     tokio::net::TcpStream::connect(addrs.as_slice()).await
 }
 
+/// The value an evaluation answered, or the error naming what it threw
+/// (`thrown`, in either protocol's words).
+pub(super) fn evaluated(
+    expression: &str,
+    answer: &Value,
+    thrown: Option<&str>,
+) -> Result<Value, InspectorError> {
+    if let Some(message) = thrown {
+        return Err(InspectorError::Evaluation {
+            expression: expression.to_string(),
+            message: message.to_string(),
+        });
+    }
+    Ok(answer
+        .pointer("/result/value")
+        .cloned()
+        .unwrap_or(Value::Null))
+}
+
 /// A handle on one protocol session; clones share the session.
 #[derive(Clone)]
 pub struct Inspector {
@@ -191,22 +210,14 @@ impl Inspector {
             "awaitPromise": await_promise,
         });
         let result = self.call_within("Runtime.evaluate", params, limit).await?;
-        if let Some(details) = result.get("exceptionDetails") {
-            let message = details
+        let thrown = result.get("exceptionDetails").map(|details| {
+            details
                 .pointer("/exception/description")
                 .or_else(|| details.get("text"))
                 .and_then(Value::as_str)
                 .unwrap_or("an exception")
-                .to_string();
-            return Err(InspectorError::Evaluation {
-                expression: expression.to_string(),
-                message,
-            });
-        }
-        Ok(result
-            .pointer("/result/value")
-            .cloned()
-            .unwrap_or(Value::Null))
+        });
+        evaluated(expression, &result, thrown)
     }
 
     /// Forces a full, synchronous garbage collection in the target, in the

@@ -43,20 +43,12 @@ impl Inspector {
                 .call_within("Runtime.awaitPromise", params, limit)
                 .await?;
         }
-        if thrown(&answer) {
-            let message = answer
+        let message = thrown(&answer).then(|| {
+            answer
                 .pointer("/result/description")
                 .and_then(Value::as_str)
                 .unwrap_or("an exception")
-                .to_string();
-            return Err(InspectorError::Evaluation {
-                expression: expression.to_string(),
-                message,
-            });
-        }
-        Ok(answer
-            .pointer("/result/value")
-            .cloned()
-            .unwrap_or(Value::Null))
+        });
+        super::client::evaluated(expression, &answer, message)
     }
 }
