@@ -15,11 +15,12 @@ bench_start
 leak="$here/runtimes/leak.mjs"
 echo "machine: $(nproc) cores, $(uname -r); node $(node --version), deno $(deno --version | head -1 | cut -d' ' -f2), bun $(bun --version), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
 
+# exec: the pid the caller records is the server's own, stopped at exit.
 start() { # runtime port
   case $1 in
-    node) node "$leak" "$2" ;;
-    deno) deno run -A "$leak" "$2" ;;
-    bun) bun "$leak" "$2" ;;
+    node) exec node "$leak" "$2" ;;
+    deno) exec deno run -A "$leak" "$2" ;;
+    bun) exec bun "$leak" "$2" ;;
   esac
 }
 
@@ -44,7 +45,7 @@ done
 echo "== throughput (requests/s) against each runtime's server, /health, 10 connections, 5 s"
 for runtime in deno bun; do
   port=$(free_port)
-  start "$runtime" "$port" >/dev/null 2>&1 & pids+=($!)
+  (start "$runtime" "$port" >/dev/null 2>&1) & pids+=($!)
   wait_port "$port"
   ours=(); theirs=()
   for _ in $(seq "$runs"); do
