@@ -120,7 +120,9 @@ async fn measure(
         .first_announced(props.ready_timeout)
         .await
         .context("the harness's Node process did not open its inspector")?;
-    let (inspector, identified) = crate::runtime::identify(Inspector::connect(&url).await?).await;
+    let expected = crate::runtime::Runtime::of_program(&props.node);
+    let (inspector, identified) =
+        crate::runtime::identify(Inspector::connect(&url).await?, expected).await;
     crate::function::wait_loaded(&inspector, props.ready_timeout).await?;
     result.target.node_version = identified.node_version();
     if identified.runtime != crate::runtime::Runtime::Node {

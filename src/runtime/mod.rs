@@ -129,22 +129,56 @@ impl Identified {
 const IDENTIFY: &str = "typeof Deno !== 'undefined' && Deno.version ? 'Deno ' + Deno.version.deno \
     : typeof Bun !== 'undefined' ? 'Bun ' + Bun.version : 'Node ' + process.version";
 
+/// How long identification keeps asking a target that cannot answer yet
+/// (a Deno process whose main module has not started answered nothing
+/// once, in CI), and how often.
+const IDENTIFY_PATIENCE: std::time::Duration = std::time::Duration::from_secs(3);
+const IDENTIFY_RETRY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Identifies the runtime behind an open session and returns the session
-/// speaking its protocol. A session that cannot answer is taken as Node's.
-pub async fn identify(inspector: Inspector) -> (Inspector, Identified) {
-    let answer = inspector.evaluate(IDENTIFY).await.ok();
-    let text = answer.as_ref().and_then(|v| v.as_str()).unwrap_or("Node ?");
-    let (name, version) = text.split_once(' ').unwrap_or((text, "?"));
-    let runtime = match name {
-        "Deno" => Runtime::Deno,
-        "Bun" => Runtime::Bun,
-        _ => Runtime::Node,
+/// speaking its protocol. `expected` is what the command said (Node for a
+/// target leakcheck did not start); it stands when the target never
+/// answers, with an unknown version.
+pub async fn identify(inspector: Inspector, expected: Runtime) -> (Inspector, Identified) {
+    let started = std::time::Instant::now();
+    let answer = loop {
+        let answer = inspector.evaluate(IDENTIFY).await.ok();
+        let text = answer.as_ref().and_then(|v| v.as_str()).map(str::to_string);
+        // A Deno or Bun command answering "Node" has not set up its own
+        // globals yet: asked again.
+        let too_early =
+            expected != Runtime::Node && text.as_deref().is_some_and(|t| t.starts_with("Node "));
+        match text {
+            Some(text) if !too_early => break Some(text),
+            _ if started.elapsed() < IDENTIFY_PATIENCE => {
+                tokio::time::sleep(IDENTIFY_RETRY).await;
+            }
+            _ => break None,
+        }
     };
-    let identified = Identified {
-        runtime,
-        version: version.to_string(),
+    let identified = match answer.as_deref().and_then(|t| t.split_once(' ')) {
+        Some((name, version)) => Identified {
+            runtime: match name {
+                "Deno" => Runtime::Deno,
+                "Bun" => Runtime::Bun,
+                _ => Runtime::Node,
+            },
+            version: version.to_string(),
+        },
+        None => Identified {
+            runtime: expected,
+            version: "?".into(),
+        },
     };
-    (inspector.speaking(runtime.dialect()), identified)
+    // What the command said wins over a target that never told.
+    let identified = match (identified.runtime, expected) {
+        (Runtime::Node, Runtime::Deno | Runtime::Bun) => Identified {
+            runtime: expected,
+            version: "?".into(),
+        },
+        _ => identified,
+    };
+    (inspector.speaking(identified.runtime.dialect()), identified)
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ pub async fn connect_identified(
         Attach::Pid(pid) => activate_by_pid(*pid, allow_remote).await?,
         _ => anyhow::bail!("this needs the inspector: give --inspect HOST:PORT or --pid PID"),
     };
-    Ok(identify(Inspector::connect(&url).await?).await)
+    Ok(identify(Inspector::connect(&url).await?, Runtime::Node).await)
 }
 
 /// Connects the probe for an attach choice. `app` is the app's address,

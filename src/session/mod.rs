@@ -163,7 +163,7 @@ impl<'a> Session<'a> {
             .inspector_url(self.http.addr, Duration::from_secs(5))
             .await?;
         let (inspector, identified) =
-            crate::runtime::identify(Inspector::connect(&url).await?).await;
+            crate::runtime::identify(Inspector::connect(&url).await?, target.runtime).await;
         Ok(InspectorProbe::new(inspector, Vec::new()).on(identified.runtime))
     }
 
@@ -235,7 +235,8 @@ async fn launched_probe(
             runtime: None,
         });
     };
-    let (inspector, identified) = crate::runtime::identify(Inspector::connect(&url).await?).await;
+    let (inspector, identified) =
+        crate::runtime::identify(Inspector::connect(&url).await?, target.runtime).await;
     let children = ChildInspectors {
         announced: target.announced_inspectors(),
         serving_pid,

@@ -67,7 +67,11 @@ pub async fn attach(
             (started.app_announced(*ready_timeout).await?, false)
         }
     };
-    let (inspector, runtime) = crate::runtime::identify(Inspector::connect(&url).await?).await;
+    let expected = launched
+        .as_ref()
+        .map_or(crate::runtime::Runtime::Node, |t| t.runtime);
+    let (inspector, runtime) =
+        crate::runtime::identify(Inspector::connect(&url).await?, expected).await;
     let facts = facts_of(&inspector).await?;
     Ok(Attached {
         pid: facts["pid"].as_u64().map(|p| p as u32),
